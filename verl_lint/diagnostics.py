@@ -1,0 +1,74 @@
+"""The one Diagnostic model every rule produces and every renderer (CLI, SARIF, LSP) consumes."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from verl_lint.source import Span
+
+DOCS_BASE_URL = "https://github.com/verl-lint/verl-lint/blob/main/docs/rules.md"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+class Edit(BaseModel):
+    """Replace bytes [start, end) of the script with `replacement`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int
+    end: int
+    replacement: str
+
+
+class Fix(BaseModel):
+    """A fix is data: byte edits plus whether applying them without review is safe."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: Literal["safe", "unsafe"] = "safe"
+
+
+class Label(BaseModel):
+    """A secondary location ("first set here")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    span: Span
+    message: str
+
+
+class Diagnostic(BaseModel):
+    """One finding. Rules fill code/message/span/labels/help/fix; the engine fills the rest."""
+
+    code: str
+    name: str = ""
+    severity: Severity = Severity.ERROR
+    message: str
+    span: Span
+    labels: tuple[Label, ...] = ()
+    help: str | None = None
+    fix: Fix | None = None
+    scenarios: tuple[str, ...] = ()
+    path: str | None = None
+    url: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.path or "", self.span.start, self.span.end, self.code, self.message)
+
+
+def rule_url(code: str, name: str) -> str:
+    return f"{DOCS_BASE_URL}#{code.lower()}-{name}"

@@ -1,0 +1,101 @@
+"""What the evaluator produces: scenarios, and per scenario the launches with their overrides.
+
+These types are the contract between `evaluate/` and everything after it (`verl/`, `rules/`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from verl_lint.source import Span
+
+
+class Unknown(BaseModel):
+    """A value the script cannot know statically. Rules skip on it; they never guess."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+
+    def __str__(self) -> str:  # shown in `show` tables
+        return f"<unknown: {self.reason}>"
+
+
+Value = str | Unknown
+
+
+class Scenario(BaseModel):
+    """One way the script can run: a device branch, or what the user pinned with --device/--set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str  # "DEVICE=npu"; "" when the script has a single scenario
+    pins: tuple[tuple[str, str], ...] = ()  # variable values fixed for this scenario
+    device: str | None = None  # "gpu" / "npu" when known
+
+
+OverridePrefix = Literal["", "+", "++", "~"]
+
+
+class Override(BaseModel):
+    """One Hydra override word of a launch, after shell expansion."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prefix: OverridePrefix = ""
+    key: str  # without prefix; may carry a package (`actor@actor_rollout_ref.actor`)
+    value: Value | None = None  # None for `~key` without `=`
+    text: Value  # the whole word as Hydra receives it (or Unknown)
+    span: Span  # the word (or array element) in the script
+    key_span: Span  # the key's characters when literal in the script, else == span
+    value_span: Span | None = None  # the value's characters when literal, else None
+    array: str | None = None  # the array this element came from (`ACTOR`), if any
+    fed_by: tuple[Span, ...] = ()  # assignments whose values flowed into this word
+    variables: tuple[str, ...] = ()  # variable names expanded inside the value (`TP`, `GEN_TP`)
+
+
+class Passthrough(BaseModel):
+    """A place where the caller (or an unknown expansion) may add more overrides: `"$@"`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    span: Span
+    reason: str
+
+
+class Launch(BaseModel):
+    """One `python3 -m verl.…` (or torchrun / ray job submit / uv run) invocation."""
+
+    module: str | None = None  # `verl.trainer.main_ppo`
+    script: str | None = None  # `verl/trainer/main_ppo.py` when run as a path
+    launcher: str = "python"  # python / torchrun / ray / uv / …
+    config_path: Value | None = None
+    config_name: Value | None = None
+    config_name_span: Span | None = None
+    overrides: list[Override] = Field(default_factory=list)
+    passthrough: list[Passthrough] = Field(default_factory=list)
+    span: Span  # the whole command
+
+
+class VarUse(BaseModel):
+    """An expansion of a variable, with whether it is assigned on every path reaching it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    span: Span
+    has_default: bool  # `${X:-d}` and friends
+    state: Literal["set", "unset", "maybe", "environment"]
+    note: str = ""  # e.g. "only the gpu branch assigns it"
+
+
+class ScenarioRun(BaseModel):
+    """The outcome of interpreting the script once under one scenario."""
+
+    scenario: Scenario
+    launches: list[Launch] = Field(default_factory=list)
+    var_uses: list[VarUse] = Field(default_factory=list)
+    nounset: bool = False  # `set -u` in force at the launch
+    visible_devices: Value | None = None  # CUDA_/ASCEND_RT_VISIBLE_DEVICES at the launch

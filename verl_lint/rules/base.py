@@ -1,0 +1,98 @@
+"""The rule contract: metadata in one place, a pure `check` over one of three contexts.
+
+A rule declares its scope:
+- ``script``   runs once per file over the ScriptModel (parse errors, case without fallback…);
+- ``scenario`` runs once per Scenario over its ScenarioRun (undefined variables…);
+- ``launch``   runs once per Launch with the verl analysis (unknown keys, arithmetic, pitfalls).
+The engine merges the same finding produced by several scenarios.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal
+
+from verl_lint.diagnostics import Diagnostic, Fix, Label, Severity, rule_url
+from verl_lint.source import SourceText, Span
+
+if TYPE_CHECKING:
+    from verl_lint.evaluate.model import Launch, ScenarioRun
+    from verl_lint.settings import Settings
+    from verl_lint.shell.model import ScriptModel
+    from verl_lint.verl.analysis import LaunchAnalysis
+    from verl_lint.verl.effective import EffectiveConfig
+    from verl_lint.verl.release import VerlRelease
+
+Scope = Literal["script", "scenario", "launch"]
+
+
+@dataclass(frozen=True)
+class ScriptContext:
+    path: str
+    source: SourceText
+    model: "ScriptModel"
+    settings: "Settings"
+
+
+@dataclass(frozen=True)
+class ScenarioContext(ScriptContext):
+    run: "ScenarioRun"
+
+
+@dataclass(frozen=True)
+class LaunchContext(ScenarioContext):
+    launch: "Launch"
+    release: "VerlRelease"
+    analysis: "LaunchAnalysis | None"  # None when the launch's config cannot be resolved (VL004)
+
+    @property
+    def config(self) -> "EffectiveConfig | None":
+        return self.analysis.config if self.analysis is not None else None
+
+
+class Rule:
+    """Base class. The subclass docstring is the rule's docs page (What it does / Why is this
+    bad? / Example / Use instead / References)."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    scope: ClassVar[Scope]
+    fixable: ClassVar[bool] = False
+    origin: ClassVar[str] = "builtin"  # "builtin", or the YAML file a knowledge rule came from
+
+    @classmethod
+    def docs(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def url(cls) -> str:
+        return rule_url(cls.code, cls.name)
+
+    def check(self, ctx: Any) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    def diagnostic(
+        self,
+        span: Span,
+        message: str,
+        *,
+        labels: Iterable[Label] = (),
+        help: str | None = None,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            span=span,
+            labels=tuple(labels),
+            help=help,
+            fix=fix,
+            url=self.url(),
+        )

@@ -1,0 +1,54 @@
+"""The one registry: CLI selection, `verl-lint rule`, SARIF rules[], LSP hover and docs read it."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Iterable
+
+from verl_lint.rules.base import Rule
+
+_RULES: dict[str, type[Rule]] = {}
+_LOADED = False
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator for built-in rules."""
+    if cls.code in _RULES and _RULES[cls.code] is not cls:
+        raise ValueError(f"duplicate rule code {cls.code}")
+    _RULES[cls.code] = cls
+    return cls
+
+
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import verl_lint.rules as pkg
+
+    for info in pkgutil.walk_packages(pkg.__path__, prefix="verl_lint.rules."):
+        if info.name.rsplit(".", 1)[-1] not in {"base", "registry"}:
+            importlib.import_module(info.name)
+
+
+def all_rules() -> list[type[Rule]]:
+    _load_builtin()
+    return sorted(_RULES.values(), key=lambda r: r.code)
+
+
+def get_rule(code_or_name: str) -> type[Rule] | None:
+    _load_builtin()
+    key = code_or_name.strip()
+    if key.upper() in _RULES:
+        return _RULES[key.upper()]
+    for rule in _RULES.values():
+        if rule.name == key:
+            return rule
+    return None
+
+
+def add_rules(rules: Iterable[type[Rule]]) -> None:
+    """Add rules built at run time (knowledge-base YAML, `extend-rules`)."""
+    for rule in rules:
+        register(rule)

@@ -1,0 +1,95 @@
+"""Script text and positions.
+
+Everything downstream addresses the script by UTF-8 byte offsets (tree-sitter works in bytes and
+fixes are byte edits). `SourceText` converts offsets to the 1-based line/column users see and to
+the UTF-16 columns the LSP needs.
+"""
+
+from __future__ import annotations
+
+import bisect
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Span(BaseModel):
+    """A half-open byte range [start, end) with its 1-based line/column (columns in characters)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int
+    end: int
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def contains(self, other: "Span") -> bool:
+        return self.start <= other.start and other.end <= self.end
+
+
+class SourceText:
+    """The bytes of one script plus a line index."""
+
+    def __init__(self, data: bytes, path: str | None = None) -> None:
+        self.data = data
+        self.path = path
+        self.text = data.decode("utf-8", errors="replace")
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.data.find
+        i = find(b"\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find(b"\n", i + 1)
+        return starts
+
+    def line_of(self, offset: int) -> int:
+        """0-based line index of a byte offset."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def line_bytes(self, line0: int) -> bytes:
+        starts = self.line_starts
+        end = starts[line0 + 1] if line0 + 1 < len(starts) else len(self.data)
+        return self.data[starts[line0]:end]
+
+    def line_text(self, line0: int) -> str:
+        return self.line_bytes(line0).decode("utf-8", errors="replace").rstrip("\r\n")
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column in characters) of a byte offset."""
+        offset = max(0, min(offset, len(self.data)))
+        line0 = self.line_of(offset)
+        prefix = self.data[self.line_starts[line0]:offset]
+        return line0 + 1, len(prefix.decode("utf-8", errors="replace")) + 1
+
+    def utf16_position(self, offset: int) -> tuple[int, int]:
+        """0-based (line, UTF-16 code unit column) of a byte offset, as the LSP counts."""
+        offset = max(0, min(offset, len(self.data)))
+        line0 = self.line_of(offset)
+        prefix = self.data[self.line_starts[line0]:offset].decode("utf-8", errors="replace")
+        return line0, len(prefix.encode("utf-16-le")) // 2
+
+    def offset_of_utf16(self, line0: int, col16: int) -> int:
+        """Byte offset of a 0-based (line, UTF-16 column) position, clamped into the document."""
+        if line0 >= len(self.line_starts):
+            return len(self.data)
+        raw = self.line_bytes(max(line0, 0)).decode("utf-8", errors="replace")
+        units = 0
+        for i, ch in enumerate(raw):
+            if units >= col16 or ch in "\r\n":
+                return self.line_starts[line0] + len(raw[:i].encode("utf-8"))
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return self.line_starts[line0] + len(raw.encode("utf-8"))
+
+    def span(self, start: int, end: int) -> Span:
+        line, column = self.position(start)
+        end_line, end_column = self.position(end)
+        return Span(start=start, end=end, line=line, column=column,
+                    end_line=end_line, end_column=end_column)
+
+    def slice(self, span: Span) -> str:
+        return self.data[span.start:span.end].decode("utf-8", errors="replace")

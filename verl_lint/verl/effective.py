@@ -1,0 +1,73 @@
+"""EffectiveConfig: the value of every key after a launch's overrides, and where it came from."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from verl_lint.source import Span
+
+MISSING = "???"  # a mandatory value nobody set (OmegaConf's marker)
+
+
+class Origin(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["script", "default", "inherited"]
+    span: Span | None = None  # for "script": the override word that set it
+    from_key: str | None = None  # for "inherited": the key whose value flowed here
+
+    def describe(self) -> str:
+        if self.kind == "script" and self.span is not None:
+            return f"set at line {self.span.line}"
+        if self.kind == "inherited":
+            return f"inherited from {self.from_key}"
+        return "verl default"
+
+
+class Resolved(BaseModel):
+    """A key's effective value. `value` may be an `Unknown` (from the script) — rules skip then."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    key: str
+    value: Any
+    origin: Origin
+    inherited_origin: Origin | None = None  # for "inherited": where the source key's value came from
+
+    def describe(self) -> str:
+        text = self.origin.describe()
+        if self.origin.kind == "inherited" and self.inherited_origin is not None:
+            text += f", {self.inherited_origin.describe()}"
+        return text
+
+
+class EffectiveConfig:
+    """Flat view over the composed config: dotted key → Resolved."""
+
+    def __init__(self, version: str, config_name: str, entries: dict[str, Resolved]) -> None:
+        self.version = version
+        self.config_name = config_name
+        self._entries = entries
+
+    def get(self, key: str) -> Resolved | None:
+        return self._entries.get(key)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        r = self._entries.get(key)
+        return default if r is None else r.value
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def keys(self, prefix: str = "") -> Iterator[str]:
+        return (k for k in self._entries if k.startswith(prefix))
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any], version: str = "0.9.1",
+                    config_name: str = "ppo_trainer") -> "EffectiveConfig":
+        """Build from plain values (all verl defaults) — for tests of rules."""
+        default = Origin(kind="default")
+        return cls(version, config_name,
+                   {k: Resolved(key=k, value=v, origin=default) for k, v in values.items()})
