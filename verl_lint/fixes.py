@@ -1,0 +1,495 @@
+"""Applying fixes: `--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `--add-suppressions`.
+
+Fixes are data (DESIGN principle 6): every Diagnostic may carry a `Fix` of byte edits. This module
+turns them into new file contents: pick non-overlapping fixes, drop any whose result bash could
+not parse, re-lint and repeat until nothing changes, then write atomically. The LSP's quick fixes
+reuse `suppression_edit` / `file_suppression_edit` from here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol, Sequence
+
+from verl_lint.diagnostics import Diagnostic, Edit, Fix
+from verl_lint.source import SourceText, Span
+
+if TYPE_CHECKING:
+    from verl_lint.settings import Settings
+
+MAX_ROUNDS = 10
+UNUSED_SUPPRESSION = "VL002"  # suppressing "this directive is unused" would be circular
+
+Lint = Callable[[SourceText], Sequence[Diagnostic]]
+ParseErrors = Callable[[SourceText], int]
+
+_DIRECTIVE = re.compile(
+    rb"^(?P<indent>[ \t]*)#[ \t]*verl-lint:[ \t]*(?:disable|disable-next-line)[ \t]*=[ \t]*"
+    rb"(?P<codes>[A-Za-z0-9_,\- \t]*?)[ \t]*(?P<eol>\r?\n?)$"
+)
+
+
+class StatementIndex(Protocol):
+    """What suppression placement needs from the shell model (`ScriptModel` provides it)."""
+
+    def next_statement_span(self, offset: int) -> Span | None: ...
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    code: str
+    title: str
+    line: int  # 1-based line of the finding in the text the fix was applied to
+    applicability: str = "safe"
+
+
+@dataclass
+class FixResult:
+    """What fixing (or suppressing) one file did. `diagnostics` are those left in `fixed`."""
+
+    path: str
+    original: bytes
+    fixed: bytes
+    applied: list[AppliedFix] = field(default_factory=list)
+    dropped: list[AppliedFix] = field(default_factory=list)  # would not have parsed
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    rounds: int = 0
+    converged: bool = True
+    report: object | None = None  # the engine's FileReport for `fixed`, when the engine linted
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+# --- edits -------------------------------------------------------------------------------------
+
+
+def newline_of(data: bytes) -> bytes:
+    """The file's dominant line ending, so fixes and inserted lines keep it."""
+    crlf = data.count(b"\r\n")
+    return b"\r\n" if crlf and crlf * 2 >= data.count(b"\n") else b"\n"
+
+
+def _encode(text: str, newline: bytes) -> bytes:
+    raw = text.encode("utf-8")
+    if newline == b"\r\n":
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    return raw
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    # two insertions (or an insertion and a replacement) at the same point have no defined order
+    return a.start == b.start or max(a.start, b.start) < min(a.end, b.end)
+
+
+def _valid(fix: Fix, size: int) -> bool:
+    edits = sorted(fix.edits, key=lambda e: (e.start, e.end))
+    if not edits or any(not 0 <= e.start <= e.end <= size for e in edits):
+        return False
+    return all(not _overlaps(a, b) for a, b in zip(edits, edits[1:]))
+
+
+def apply_edits(data: bytes, edits: Iterable[Edit], newline: bytes | None = None) -> bytes:
+    """Apply non-overlapping byte edits (in any order) to `data`."""
+    newline = newline or newline_of(data)
+    out: list[bytes] = []
+    pos = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        if e.start < pos:
+            raise ValueError(f"overlapping edits at byte {e.start}")
+        out.append(data[pos:e.start])
+        out.append(_encode(e.replacement, newline))
+        pos = e.end
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
+                  size: int | None = None) -> list[tuple[Diagnostic, Fix]]:
+    """Fixes to try, in file order: safe ones (and unsafe with `unsafe`), well-formed, without
+    duplicates (the same finding merged from several scenarios carries the same fix) and without
+    overlaps (the first wins; the others get their turn in the next round)."""
+    seen: set[tuple[Edit, ...]] = set()
+    taken: list[Edit] = []
+    chosen: list[tuple[Diagnostic, Fix]] = []
+    ordered = sorted((d for d in diagnostics if d.fix is not None),
+                     key=lambda d: (min(e.start for e in d.fix.edits) if d.fix.edits else -1,
+                                    d.sort_key()))
+    for diag in ordered:
+        fix = diag.fix
+        if fix.applicability == "unsafe" and not unsafe:
+            continue
+        key = tuple(sorted(fix.edits, key=lambda e: (e.start, e.end)))
+        if key in seen or (size is not None and not _valid(fix, size)) or not fix.edits:
+            continue
+        if any(_overlaps(e, t) for e in fix.edits for t in taken):
+            continue
+        seen.add(key)
+        taken.extend(fix.edits)
+        chosen.append((diag, fix))
+    return chosen
+
+
+def count_parse_errors(source: SourceText) -> int:
+    from verl_lint.shell import parse_script
+
+    return len(parse_script(source).errors)
+
+
+def _applied(diag: Diagnostic, fix: Fix) -> AppliedFix:
+    return AppliedFix(diag.code, fix.title, diag.span.line, fix.applicability)
+
+
+def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
+               max_rounds: int = MAX_ROUNDS, parse_errors: ParseErrors | None = None,
+               path: str | None = None) -> FixResult:
+    """Apply fixes until a re-lint offers none (at most `max_rounds` rounds).
+
+    A fix is dropped when the text it produces has more parse errors than before it: a fix
+    must never turn a runnable script into one bash rejects.
+    """
+    parse_errors = parse_errors or count_parse_errors
+    original = source.data
+    newline = newline_of(original)
+    result = FixResult(path=path or source.path or "", original=original, fixed=original)
+    seen_texts = {original}
+    dropped_keys: set[tuple] = set()
+    current = source
+    diagnostics = list(lint(current))
+    base_errors = parse_errors(current)
+    while result.rounds < max_rounds:
+        candidates = collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
+        if not candidates:
+            break
+        accepted, new_data, errors = _parse_safe(current.data, candidates, base_errors,
+                                                 newline, parse_errors)
+        for diag, fix in candidates:
+            if (diag, fix) not in accepted and (diag.code, fix.edits) not in dropped_keys:
+                dropped_keys.add((diag.code, fix.edits))
+                result.dropped.append(_applied(diag, fix))
+        if not accepted or new_data in seen_texts:
+            result.converged = not accepted
+            break
+        result.rounds += 1
+        result.applied.extend(_applied(d, f) for d, f in accepted)
+        seen_texts.add(new_data)
+        current = SourceText(new_data, source.path)
+        base_errors = errors
+        diagnostics = list(lint(current))
+    else:
+        # out of rounds: converged only if nothing more would apply
+        result.converged = not collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
+    result.fixed = current.data
+    result.diagnostics = diagnostics
+    return result
+
+
+def _parse_safe(data: bytes, candidates: list[tuple[Diagnostic, Fix]], base_errors: int,
+                newline: bytes, parse_errors: ParseErrors):
+    """Apply all candidates if the result parses as well as before; else add them one by one,
+    keeping each that does not add a parse error."""
+    def attempt(chosen):
+        new = apply_edits(data, [e for _, f in chosen for e in f.edits], newline)
+        return new, parse_errors(SourceText(new))
+
+    new, errors = attempt(candidates)
+    if errors <= base_errors:
+        return candidates, new, errors
+    accepted: list[tuple[Diagnostic, Fix]] = []
+    new, errors = data, base_errors
+    for cand in candidates:
+        trial, trial_errors = attempt([*accepted, cand])
+        if trial_errors <= base_errors:
+            accepted.append(cand)
+            new, errors = trial, trial_errors
+    return accepted, new, errors
+
+
+# --- suppressions ------------------------------------------------------------------------------
+
+
+def _first_code_offset(source: SourceText, line0: int) -> int:
+    raw = source.line_bytes(line0)
+    return source.line_starts[line0] + len(raw) - len(raw.lstrip(b" \t"))
+
+
+def _continues(source: SourceText, line0: int) -> bool:
+    """Whether the line before `line0` ends with `\\`, i.e. `line0` continues a command."""
+    return line0 > 0 and source.line_bytes(line0 - 1).rstrip(b"\r\n").endswith(b"\\")
+
+
+def suppression_target(source: SourceText, model: StatementIndex, span: Span) -> int | None:
+    """0-based line before which a `# verl-lint: disable=…` line suppresses a finding at `span`.
+
+    That is the innermost command or array element containing the finding that starts its own
+    line. Inside a `\\`-continued command a comment would cut the command, so those lines are
+    never chosen: the directive goes before the whole command. None when no statement holds it.
+    """
+    for line0 in range(source.line_of(span.start), -1, -1):
+        if _continues(source, line0):
+            continue
+        start = _first_code_offset(source, line0)
+        stmt = model.next_statement_span(source.line_starts[line0])
+        if stmt is not None and stmt.start == start and stmt.contains(span):
+            return line0
+    return None
+
+
+def _shebang_end(source: SourceText) -> int:
+    return len(source.line_bytes(0)) if source.data.startswith(b"#!") else 0
+
+
+def _merge_directive(source: SourceText, line0: int, codes: Iterable[str]) -> Edit | None:
+    """An edit adding `codes` to the directive on `line0`, if that line is one."""
+    if line0 < 0:
+        return None
+    raw = source.line_bytes(line0)
+    m = _DIRECTIVE.match(raw)
+    if m is None:
+        return None
+    present = [c.strip() for c in m.group("codes").decode().split(",") if c.strip()]
+    merged = present + [c for c in codes if c not in present]
+    start = source.line_starts[line0] + m.start("codes")
+    return Edit(start=start, end=start + len(m.group("codes")), replacement=",".join(merged))
+
+
+def _directive_line(source: SourceText, line0: int, codes: Sequence[str], newline: str) -> Edit:
+    """Insert a directive before `line0` (merging into one already right above it)."""
+    merged = _merge_directive(source, line0 - 1, codes)
+    if merged is not None:
+        return merged
+    indent = source.line_bytes(line0)[: _first_code_offset(source, line0)
+                                      - source.line_starts[line0]].decode()
+    at = source.line_starts[line0]
+    return Edit(start=at, end=at,
+                replacement=f"{indent}# verl-lint: disable={','.join(codes)}{newline}")
+
+
+def suppression_edit(source: SourceText, model: StatementIndex, span: Span,
+                     codes: Sequence[str]) -> Edit | None:
+    """The edit that disables `codes` for the command/element holding `span` (None: no place)."""
+    line0 = suppression_target(source, model, span)
+    if line0 is None:
+        return None
+    return _directive_line(source, line0, codes, newline_of(source.data).decode())
+
+
+def file_suppression_edit(source: SourceText, codes: Sequence[str]) -> Edit:
+    """The edit that disables `codes` for the whole file (a directive right after the shebang)."""
+    newline = newline_of(source.data).decode()
+    at = _shebang_end(source)
+    if at:
+        if not source.data[:at].endswith(b"\n"):  # a file that is only a shebang line
+            return Edit(start=at, end=at,
+                        replacement=f"{newline}# verl-lint: disable={','.join(codes)}{newline}")
+        merged = _merge_directive(source, 1, codes)
+        if merged is not None:
+            return merged
+    return Edit(start=at, end=at, replacement=f"# verl-lint: disable={','.join(codes)}{newline}")
+
+
+def suppression_edits(source: SourceText, model: StatementIndex,
+                      diagnostics: Iterable[Diagnostic]) -> list[Edit]:
+    """One directive per suppression target for every finding (codes sorted, merged per line);
+    findings no command holds get a file-wide directive."""
+    per_line: dict[int, set[str]] = {}
+    file_wide: set[str] = set()
+    for diag in diagnostics:
+        if diag.code == UNUSED_SUPPRESSION:
+            continue
+        line0 = suppression_target(source, model, diag.span)
+        if line0 is None or (line0 == 1 and _shebang_end(source)):
+            # a directive right after the shebang is file-wide anyway
+            file_wide.add(diag.code)
+        else:
+            per_line.setdefault(line0, set()).add(diag.code)
+    newline = newline_of(source.data).decode()
+    edits = [_directive_line(source, line0, sorted(codes), newline)
+             for line0, codes in sorted(per_line.items())]
+    if file_wide:
+        edits.append(file_suppression_edit(source, sorted(file_wide)))
+    return _coalesce(edits)
+
+
+def _coalesce(edits: list[Edit]) -> list[Edit]:
+    """Join insertions at the same offset (file-wide directive before a line-1 directive)."""
+    out: dict[tuple[int, int], Edit] = {}
+    for e in edits:
+        key = (e.start, e.end)
+        if key in out and e.start == e.end:
+            out[key] = Edit(start=e.start, end=e.end, replacement=e.replacement + out[key].replacement)
+        else:
+            out[key] = e
+    return sorted(out.values(), key=lambda e: e.start)
+
+
+def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None = None,
+                    path: str | None = None) -> FixResult:
+    """Add a directive for every current finding (`--add-suppressions`)."""
+    if model is None:
+        from verl_lint.shell import parse_script
+
+        model = parse_script(source)
+    diagnostics = list(lint(source))
+    edits = suppression_edits(source, model, diagnostics)
+    result = FixResult(path=path or source.path or "", original=source.data, fixed=source.data,
+                       diagnostics=diagnostics)
+    if not edits:
+        return result
+    result.fixed = apply_edits(source.data, edits)
+    result.applied = [AppliedFix(d.code, f"disable {d.code}", d.span.line)
+                      for d in diagnostics if d.code != UNUSED_SUPPRESSION]
+    result.rounds = 1
+    result.diagnostics = list(lint(SourceText(result.fixed, source.path)))
+    return result
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Replace the file's contents in one step, keeping its permissions (and a symlink)."""
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".verl-lint", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    show_fixes: bool = False
+    add_suppressions: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Whether check must go through this module instead of only linting."""
+        return self.fix or self.diff or self.add_suppressions
+
+    @property
+    def writes(self) -> bool:
+        return (self.fix or self.add_suppressions) and not self.diff
+
+
+def engine_lint(settings: "Settings", path: str, sink: list | None = None) -> Lint:
+    """A Lint over the engine; the last FileReport is kept in `sink[0]`."""
+    from verl_lint.engine import lint_source
+
+    def lint(source: SourceText) -> Sequence[Diagnostic]:
+        report = lint_source(source, settings, path=path)
+        if sink is not None:
+            sink[:] = [report]
+        return report.diagnostics
+
+    return lint
+
+
+def process_file(path: str | os.PathLike, settings: "Settings", options: FixOptions,
+                 *, data: bytes | None = None) -> FixResult:
+    """Fix (or suppress in) one file per `options`, writing it unless `--diff` was given.
+
+    `result.report` is the engine's FileReport for the resulting text: check renders that, so
+    exit status and output reflect what is left after fixing.
+    """
+    name = os.fspath(path)
+    source = SourceText(Path(name).read_bytes() if data is None else data, name)
+    sink: list = []
+    lint = engine_lint(settings, name, sink)
+    if options.add_suppressions:
+        result = suppress_source(source, lint, path=name)
+    else:
+        result = fix_source(source, lint, unsafe=options.unsafe_fixes, path=name)
+    result.report = sink[0] if sink else None
+    if result.changed and options.writes:
+        write_atomic(name, result.fixed)
+    return result
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    """`--diff` output for one file ("" when unchanged)."""
+    if before == after:
+        return ""
+    a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
+    b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
+    lines = []
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"):
+        lines.append(line)
+        if not line.endswith("\n"):
+            lines.append("\n\\ No newline at end of file\n")
+    return "".join(lines)
+
+
+def _rule_name(code: str) -> str:
+    from verl_lint.rules.registry import get_rule
+
+    rule = get_rule(code)
+    return rule.name if rule is not None else ""
+
+
+def show_fixes(results: Iterable[FixResult], *, would: bool = False) -> str:
+    """`--show-fixes`: per file, how many findings each fix (or suppression) handled."""
+    blocks = []
+    total = 0
+    for result in results:
+        if not result.applied:
+            continue
+        counts = Counter((a.code, a.title) for a in result.applied)
+        total += sum(counts.values())
+        rows = [f"    {n} × {code} ({_rule_name(code) or 'fix'}): {title}"
+                for (code, title), n in sorted(counts.items())]
+        blocks.append(f"{result.path}:\n" + "\n".join(rows))
+    verb = "Would fix" if would else "Fixed"
+    head = f"{verb} {total} finding{'s' if total != 1 else ''}"
+    return head + (":\n" + "\n".join(blocks) if blocks else ".")
+
+
+def summary(results: Sequence[FixResult], options: FixOptions) -> str:
+    """One line for the end of a `--fix`/`--add-suppressions` run (and dropped-fix notes)."""
+    notes = []
+    for r in results:
+        for d in r.dropped:
+            notes.append(f"{r.path}:{d.line}: {d.code} fix not applied: the result would not "
+                         f"parse ({d.title})")
+        if not r.converged:
+            notes.append(f"{r.path}: fixes did not settle after {MAX_ROUNDS} rounds; "
+                         "review the file")
+    changed = sum(1 for r in results if r.changed)
+    applied = sum(len(r.applied) for r in results)
+    if options.add_suppressions:
+        verb = "Would add" if options.diff else "Added"
+        line = f"{verb} suppressions for {applied} finding{'s' if applied != 1 else ''} in " \
+               f"{changed} file{'s' if changed != 1 else ''}."
+    else:
+        verb = "Would fix" if options.diff else "Fixed"
+        line = f"{verb} {applied} finding{'s' if applied != 1 else ''} in {changed} " \
+               f"file{'s' if changed != 1 else ''}."
+    if not options.unsafe_fixes and not options.add_suppressions:
+        unsafe = sum(1 for r in results for d in r.diagnostics
+                     if d.fix is not None and d.fix.applicability == "unsafe")
+        if unsafe:
+            line += f" {unsafe} more fix{'es' if unsafe != 1 else ''} available with " \
+                    "--unsafe-fixes."
+    return "\n".join([*notes, line])
