@@ -148,7 +148,7 @@ class BranchRef(BaseModel):
 class _Node(BaseModel):
     model_config = _CFG
 
-    id: int  # unique in the model, in source order of starts
+    id: int  # unique in the model (blocks are referenced by it from `BranchRef`)
     span: Span
     path: tuple[BranchRef, ...] = ()
     function: str | None = None

@@ -1,10 +1,766 @@
-"""tree-sitter-bash → ScriptModel (implementation in progress)."""
+"""tree-sitter-bash → ScriptModel.
+
+tree-sitter-bash rejects some scripts bash accepts (a file ending in a `\` continuation,
+`${X:-["a"]}`, `${oc.env:HOME}`, `$(( (a + b) * 2 ))` inside `${…:-…}`, the `<>` redirect, the
+`` `# comment` `` idiom in a continued command). When the first parse has errors, those spans are
+rewritten to text of the same byte length (see `mask`) and the script is parsed again, so every
+offset still points into the original text. Words are always lexed from the original bytes.
+"""
 
 from __future__ import annotations
 
-from verl_lint.shell.model import ScriptModel
-from verl_lint.source import SourceText
+import re
+from bisect import bisect_right
+from functools import lru_cache
+
+from verl_lint.shell.lexer import (
+    BT, DOL, DQ, LB, LP, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_parens,
+    skip_single,
+)
+from verl_lint.shell.model import (
+    ArrayLiteral, Assignment, BranchRef, Case, CaseItem, Command, Comment, Condition, Function,
+    Group, Heredoc, If, IfBranch, Loop, Other, ParseError, Piece, Pipeline, Redirect,
+    ScriptModel, SetOptions, Unset, Word,
+)
+from verl_lint.source import SourceText, Span
+
+_SET_LETTERS = {"e": "errexit", "u": "nounset", "x": "xtrace", "v": "verbose", "f": "noglob",
+                "a": "allexport", "C": "noclobber", "n": "noexec", "h": "hashall",
+                "B": "braceexpand", "H": "histexpand", "P": "physical", "T": "functrace",
+                "E": "errtrace", "b": "notify", "k": "keyword", "m": "monitor", "t": "onecmd"}
+_SIMPLE_BRACE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
+_HEREDOC_DELIM = re.compile(rb"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()]+))")
+_DECLARERS = ("export", "local", "declare", "typeset", "readonly")
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    """One tree-sitter Parser per process."""
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def _dec(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# same-length rewrites for what tree-sitter-bash cannot parse
+
+
+def mask(data: bytes) -> bytes:
+    """Rewrite spans tree-sitter-bash mis-parses into same-length text it parses the same way
+    bash does: `${<complex>}` → `${____}`, `` `# …` `` → spaces, `<>` → `< `, and a trailing
+    `\\` continuation at the end of the file → space."""
+    out = bytearray(data)
+    _mask_range(data, out, 0, len(data))
+    tail = data.rstrip()
+    if tail.endswith(b"\\") and not tail.endswith(b"\\\\"):
+        out[len(tail) - 1] = 0x20
+    return bytes(out)
+
+
+def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
+    pending: list[tuple[bytes, bool]] = []  # heredoc delimiters waiting for the next newline
+    word_start = True
+    while i < end:
+        c = data[i]
+        if c == NL:
+            i += 1
+            word_start = True
+            for delim, strip in pending:
+                i = _skip_heredoc_body(data, i, end, delim, strip)
+            pending.clear()
+            continue
+        if c == ord("\\"):
+            i += 2
+            word_start = False
+            continue
+        if c == SQ:
+            i = skip_single(data, i, end)
+        elif c == DQ:
+            i = _mask_double(data, out, i, end)
+        elif c == DOL:
+            i = _mask_dollar(data, out, i, end, False)
+        elif c == BT:
+            j = _backtick_end(data, i, end)
+            if data[i + 1:i + 2] == b"#":
+                out[i:j] = b" " * (j - i)
+            i = j
+        elif c == ord("#") and word_start:
+            nl = data.find(b"\n", i, end)
+            i = end if nl < 0 else nl
+            continue
+        elif c == ord("<"):
+            m = _HEREDOC_DELIM.match(data, i)
+            if m and data[i + 2:i + 3] != b"<" and data[i - 1:i] != b"<":
+                delim = next(g for g in m.groups()[1:] if g is not None)
+                pending.append((delim, m.group(1) == b"-"))
+                i = m.end()
+            elif data[i + 1:i + 2] == b">":
+                out[i + 1] = 0x20
+                i += 2
+            else:
+                i += 1
+        else:
+            i += 1
+        word_start = c in b" \t;&|()"
+    return None
+
+
+def _skip_heredoc_body(data: bytes, i: int, end: int, delim: bytes, strip: bool) -> int:
+    while i < end:
+        nl = data.find(b"\n", i, end)
+        line = data[i:end if nl < 0 else nl]
+        if (line.lstrip(b"\t") if strip else line) == delim:
+            return end if nl < 0 else nl + 1
+        if nl < 0:
+            return end
+        i = nl + 1
+    return end
+
+
+def _backtick_end(data: bytes, i: int, end: int) -> int:
+    j = i + 1
+    while j < end:
+        if data[j] == ord("\\"):
+            j += 2
+        elif data[j] == BT:
+            return j + 1
+        else:
+            j += 1
+    return end
+
+
+def _mask_double(data: bytes, out: bytearray, i: int, end: int) -> int:
+    j = i + 1
+    while j < end:
+        c = data[j]
+        if c == ord("\\"):
+            j += 2
+        elif c == DQ:
+            return j + 1
+        elif c == DOL:
+            j = _mask_dollar(data, out, j, end, True)
+        elif c == BT:
+            j = _backtick_end(data, j, end)
+        else:
+            j += 1
+    return end
+
+
+def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int:
+    n = data[i + 1:i + 2]
+    if n == b"{":
+        j = skip_brace(data, i + 2, end, dq)
+        a, b = i + 2, j - 1
+        m = _SIMPLE_BRACE.fullmatch(data, a, b)
+        if not m and b > a and data[b:b + 1] == b"}":
+            out[a:b] = b"_" * (b - a)
+        return j
+    if n == b"(" and data[i + 2:i + 3] != b"(":
+        j = skip_parens(data, i + 2, end)
+        _mask_range(data, out, i + 2, max(j - 1, i + 2))
+        return j
+    return skip_dollar(data, i, end, dq)
+
+
+# ---------------------------------------------------------------------------------------------
+# building the model
+
+
+class _Ctx:
+    __slots__ = ("path", "function", "conditional")
+
+    def __init__(self, path: tuple = (), function: str | None = None,
+                 conditional: bool = False) -> None:
+        self.path = path
+        self.function = function
+        self.conditional = conditional
+
+    def branch(self, block: int, index: int) -> "_Ctx":
+        return _Ctx(self.path + (BranchRef.model_construct(block=block, branch=index),),
+                    self.function, self.conditional)
+
+    def cond(self) -> "_Ctx":
+        return _Ctx(self.path, self.function, True)
+
+
+class _Builder:
+    def __init__(self, source: SourceText) -> None:
+        self.data = data = source.data
+        self.source = source
+        self.starts = source.line_starts
+        self.ascii = data.isascii()
+        self.lexer = WordLexer(data, self.span)
+        self.comments: list[Comment] = []
+        self.heredocs: list[Heredoc] = []
+        self.next_id = 0
+
+    # -- spans --------------------------------------------------------------------------------
+    def pos(self, off: int) -> tuple[int, int]:
+        line0 = bisect_right(self.starts, off) - 1
+        ls = self.starts[line0]
+        if self.ascii:
+            return line0 + 1, off - ls + 1
+        return line0 + 1, len(_dec(self.data[ls:off])) + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self.pos(start)
+        eline, ecol = (line, col + end - start) if (self.ascii and
+                                                   self.data.find(b"\n", start, end) < 0) \
+            else self.pos(end)
+        return Span.model_construct(start=start, end=end, line=line, column=col,
+                                    end_line=eline, end_column=ecol)
+
+    def nspan(self, node) -> Span:
+        return self.span(node.start_byte, node.end_byte)
+
+    def text(self, node) -> str:
+        return _dec(self.data[node.start_byte:node.end_byte])
+
+    def nid(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
+
+    def common(self, node, ctx: _Ctx, background: bool = False, start: int | None = None,
+               end: int | None = None) -> dict:
+        s = node.start_byte if start is None else start
+        e = node.end_byte if end is None else end
+        return {"id": self.nid(), "span": self.span(s, e), "path": ctx.path,
+                "function": ctx.function, "conditional": ctx.conditional,
+                "background": background}
+
+    # -- statement lists ----------------------------------------------------------------------
+    def stmts(self, nodes, ctx: _Ctx) -> list:
+        out: list = []
+        nodes = list(nodes)
+        for k, node in enumerate(nodes):
+            t = node.type
+            if t == "comment":
+                self.comment(node)
+                continue
+            if not node.is_named:
+                continue
+            bg = k + 1 < len(nodes) and nodes[k + 1].type == "&"
+            out.extend(self.stmt(node, ctx, bg))
+        return out
+
+    def comment(self, node) -> None:
+        self.comments.append(Comment.model_construct(span=self.nspan(node), text=self.text(node)))
+
+    def stmt(self, node, ctx: _Ctx, bg: bool = False) -> list:
+        t = node.type
+        handler = getattr(self, "s_" + t, None)
+        if handler is not None:
+            return handler(node, ctx, bg)
+        if t == "comment":
+            self.comment(node)
+            return []
+        return [Other.model_construct(kind="other", text=self.text(node),
+                                      **self.common(node, ctx, bg))]
+
+    # simple statements ------------------------------------------------------------------------
+    def s_command(self, node, ctx: _Ctx, bg: bool, redirects=(), heredocs=(), end=None) -> list:
+        children = node.children
+        out: list = []
+        prefix: list[Assignment] = []
+        words: list = []  # [start, end] ranges, adjacent nodes merged
+        reds: list[Redirect] = list(redirects)
+        start = node.start_byte
+        prev_end = None
+        for ch in children:
+            t = ch.type
+            if prev_end is not None and not words and self._newline_between(prev_end,
+                                                                             ch.start_byte):
+                # tree-sitter-bash glues `A=1 B=2⏎C=3 cmd` into one command: split it
+                out.extend(self._standalone(prefix, ctx))
+                prefix = []
+                start = ch.start_byte
+            prev_end = ch.end_byte
+            if t == "variable_assignment" and not words:
+                prefix.append(self.assignment(ch, ctx, command_prefix=True))
+            elif t == "comment":
+                self.comment(ch)
+            elif t in ("file_redirect", "herestring_redirect"):
+                reds.append(self.redirect(ch))
+            elif t == "command_name":
+                words.append([ch.start_byte, ch.end_byte])
+            elif ch.is_named or t == "$":
+                if words and words[-1][1] == ch.start_byte:
+                    words[-1][1] = ch.end_byte
+                else:
+                    words.append([ch.start_byte, ch.end_byte])
+        if not words:
+            out.extend(self._standalone(prefix, ctx))
+            return out
+        ws = tuple(self.lexer.word(a, b) for a, b in words)
+        name = ws[0].literal
+        common = self.common(node, ctx, bg, start=start, end=end)
+        if name == "set" and not prefix:
+            out.append(self.set_options(ws, common))
+        else:
+            out.append(Command.model_construct(kind="command", words=ws, prefix=tuple(prefix),
+                                               redirects=tuple(reds), heredocs=tuple(heredocs),
+                                               **common))
+        return out
+
+    def _newline_between(self, a: int, b: int) -> bool:
+        gap = self.data[a:b]
+        k = gap.find(b"\n")
+        while k >= 0:
+            if k == 0 or gap[k - 1] != 0x5C:
+                return True
+            k = gap.find(b"\n", k + 1)
+        return False
+
+    def _standalone(self, prefix: list[Assignment], ctx: _Ctx) -> list[Assignment]:
+        return [a.model_copy(update={"command_prefix": False}) for a in prefix]
+
+    def set_options(self, ws: tuple[Word, ...], common: dict) -> SetOptions:
+        enable: list[str] = []
+        disable: list[str] = []
+        args = [w.literal or "" for w in ws[1:]]
+        k = 0
+        while k < len(args):
+            a = args[k]
+            if a in ("-o", "+o") and k + 1 < len(args):
+                (enable if a[0] == "-" else disable).append(args[k + 1])
+                k += 2
+                continue
+            if len(a) > 1 and a[0] in "-+" and a != "--":
+                target = enable if a[0] == "-" else disable
+                for letter in a[1:]:
+                    if letter == "o" and k + 1 < len(args):
+                        target.append(args[k + 1])
+                        k += 1
+                    elif letter in _SET_LETTERS:
+                        target.append(_SET_LETTERS[letter])
+            elif a == "--" or (a and a[0] not in "-+"):
+                break
+            k += 1
+        return SetOptions.model_construct(kind="set", enable=tuple(enable),
+                                          disable=tuple(disable), words=ws, **common)
+
+    def s_variable_assignment(self, node, ctx: _Ctx, bg: bool) -> list:
+        return [self.assignment(node, ctx, background=bg)]
+
+    def s_variable_assignments(self, node, ctx: _Ctx, bg: bool) -> list:
+        out = []
+        for ch in node.children:
+            if ch.type == "variable_assignment":
+                out.append(self.assignment(ch, ctx, background=bg))
+            elif ch.type == "comment":
+                self.comment(ch)
+        return out
+
+    def assignment(self, node, ctx: _Ctx, *, command_prefix: bool = False,
+                   declared_by=None, flags=(), background: bool = False) -> Assignment:
+        data = self.data
+        name_node = node.child_by_field_name("name") or node.children[0]
+        index = None
+        if name_node.type == "subscript":
+            vn = name_node.child_by_field_name("name") or name_node.children[0]
+            name, name_span = self.text(vn), self.nspan(vn)
+            lb = data.find(b"[", vn.end_byte, name_node.end_byte)
+            rb = data.rfind(b"]", lb, name_node.end_byte)
+            if lb >= 0 and rb > lb:
+                index = self.lexer.word(lb + 1, rb)
+        else:
+            name, name_span = self.text(name_node), self.nspan(name_node)
+        k = name_node.end_byte
+        append = data[k:k + 2] == b"+="
+        vstart = k + (2 if append else 1)
+        value = array = None
+        vnode = node.child_by_field_name("value")
+        if vnode is not None and vnode.type == "array":
+            array = self.array(vnode)
+        else:
+            value = self.lexer.word(vstart, max(vstart, node.end_byte))
+        return Assignment.model_construct(
+            kind="assignment", name=name, name_span=name_span, index=index, append=append,
+            value=value, array=array, declared_by=declared_by, flags=tuple(flags),
+            command_prefix=command_prefix, **self.common(node, ctx, background))
+
+    def array(self, node) -> ArrayLiteral:
+        elems: list[list[int]] = []
+        for ch in node.children:
+            if ch.type == "comment":
+                self.comment(ch)
+            elif ch.is_named:
+                if elems and elems[-1][1] == ch.start_byte:
+                    elems[-1][1] = ch.end_byte
+                else:
+                    elems.append([ch.start_byte, ch.end_byte])
+        return ArrayLiteral.model_construct(
+            span=self.nspan(node), elements=tuple(self.lexer.word(a, b) for a, b in elems))
+
+    def s_declaration_command(self, node, ctx: _Ctx, bg: bool) -> list:
+        kw = self.text(node.children[0])
+        declared_by = kw if kw in _DECLARERS else None
+        flags: list[str] = []
+        out: list = []
+        for ch in node.children[1:]:
+            t = ch.type
+            if t == "variable_assignment":
+                out.append(self.assignment(ch, ctx, declared_by=declared_by, flags=flags,
+                                           background=bg))
+            elif t == "variable_name":
+                out.append(Assignment.model_construct(
+                    kind="assignment", name=self.text(ch), name_span=self.nspan(ch),
+                    declared_by=declared_by, flags=tuple(flags),
+                    **self.common(ch, ctx, bg)))
+            elif t == "word" and self.text(ch)[:1] in "-+":
+                flags.append(self.text(ch))
+            elif t == "comment":
+                self.comment(ch)
+        return out
+
+    def s_unset_command(self, node, ctx: _Ctx, bg: bool) -> list:
+        words = tuple(self.lexer.word(ch.start_byte, ch.end_byte)
+                      for ch in node.children[1:] if ch.is_named and ch.type != "comment")
+        lits = [w.literal for w in words]
+        functions = "-f" in lits
+        names = tuple(x for x in lits if x and not x.startswith("-"))
+        return [Unset.model_construct(kind="unset", words=words, names=names,
+                                      functions=functions, **self.common(node, ctx, bg))]
+
+    def redirect(self, node) -> Redirect:
+        desc = None
+        op = ""
+        target = None
+        for ch in node.children:
+            if ch.type == "file_descriptor":
+                desc = self.text(ch)
+            elif not ch.is_named:
+                op += ch.type
+            elif target is None:
+                target = self.lexer.word(ch.start_byte, node.end_byte)
+        return Redirect.model_construct(span=self.nspan(node), operator=op, descriptor=desc,
+                                        target=target)
+
+    def heredoc(self, node) -> Heredoc:
+        delim = ""
+        quoted = False
+        body = None
+        for ch in node.children:
+            t = ch.type
+            if t == "heredoc_start":
+                raw = self.text(ch)
+                quoted = any(q in raw for q in "'\"\\")
+                delim = raw.strip("'\"\\")
+            elif t == "heredoc_body":
+                body = (self._literal_word(ch) if quoted
+                        else self.lexer.word(ch.start_byte, ch.end_byte, "heredoc"))
+        h = Heredoc.model_construct(span=self.nspan(node), delimiter=delim, quoted=quoted,
+                                    body=body)
+        self.heredocs.append(h)
+        return h
+
+    def _literal_word(self, node) -> Word:
+        sp = self.nspan(node)
+        txt = self.text(node)
+        return Word.model_construct(span=sp, text=txt, pieces=(Piece.model_construct(
+            kind="literal", span=sp, text=txt, quoted="single", value=txt),))
+
+    def s_redirected_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        body = node.child_by_field_name("body")
+        reds: list[Redirect] = []
+        docs: list[Heredoc] = []
+        for ch in node.children:
+            if ch is body or (body is not None and ch.start_byte == body.start_byte
+                              and ch.type == body.type):
+                continue
+            if ch.type in ("file_redirect", "herestring_redirect"):
+                reds.append(self.redirect(ch))
+            elif ch.type == "heredoc_redirect":
+                docs.append(self.heredoc(ch))
+                for sub in ch.children:  # `cat <<EOF > out`, `cat <<EOF | cmd`
+                    if sub.type in ("file_redirect", "herestring_redirect"):
+                        reds.append(self.redirect(sub))
+            elif ch.type == "comment":
+                self.comment(ch)
+        if body is None:
+            return []
+        if body.type == "command":
+            return self.s_command(body, ctx, bg, redirects=reds, heredocs=docs,
+                                  end=node.end_byte if not docs else body.end_byte)
+        return self.stmt(body, ctx, bg)
+
+    # compound statements ----------------------------------------------------------------------
+    def s_pipeline(self, node, ctx: _Ctx, bg: bool) -> list:
+        parts: list = []
+        negated = False
+        for ch in node.children:
+            if ch.type == "!":
+                negated = True
+            elif ch.type == "comment":
+                self.comment(ch)
+            elif ch.is_named:
+                parts.extend(self.stmt(ch, ctx))
+        return [Pipeline.model_construct(kind="pipeline", parts=tuple(parts), negated=negated,
+                                         **self.common(node, ctx, bg))]
+
+    def s_negated_command(self, node, ctx: _Ctx, bg: bool) -> list:
+        return self.stmts([c for c in node.children if c.type != "!"], ctx)
+
+    def s_list(self, node, ctx: _Ctx, bg: bool) -> list:
+        out: list = []
+        first = True
+        for ch in node.children:
+            if ch.type == "comment":
+                self.comment(ch)
+            elif ch.is_named:
+                out.extend(self.stmt(ch, ctx if first else ctx.cond(), bg))
+                first = False
+        return out
+
+    def s_compound_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        if node.children and node.children[0].type == "((":
+            return [Other.model_construct(kind="other", text=self.text(node),
+                                          **self.common(node, ctx, bg))]
+        common = self.common(node, ctx, bg)
+        return [Group.model_construct(kind="group", subshell=False,
+                                      body=tuple(self.stmts(node.children, ctx)), **common)]
+
+    def s_subshell(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        return [Group.model_construct(kind="group", subshell=True,
+                                      body=tuple(self.stmts(node.children, ctx)), **common)]
+
+    def s_function_definition(self, node, ctx: _Ctx, bg: bool) -> list:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        name = self.text(name_node) if name_node is not None else ""
+        common = self.common(node, ctx, bg)
+        inner = _Ctx((), name, False)
+        stmts = self.stmt(body, inner) if body is not None else []
+        # the function's own braces are not a statement of their own
+        if len(stmts) == 1 and isinstance(stmts[0], Group) and not stmts[0].subshell:
+            stmts = list(stmts[0].body)
+        return [Function.model_construct(
+            kind="function", name=name,
+            name_span=self.nspan(name_node) if name_node is not None else common["span"],
+            body=tuple(stmts), **common)]
+
+    def s_case_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        block = common["id"]
+        subject = None
+        items: list[CaseItem] = []
+        seen_in = False
+        for ch in node.children:
+            t = ch.type
+            if t == "in":
+                seen_in = True
+            elif t == "comment":
+                self.comment(ch)
+            elif t == "case_item":
+                items.append(self.case_item(ch, ctx.branch(block, len(items))))
+            elif ch.is_named and not seen_in and subject is None:
+                subject = self.lexer.word(ch.start_byte, ch.end_byte)
+        if subject is None:
+            subject = self.lexer.word(node.start_byte, node.start_byte)
+        return [Case.model_construct(kind="case", subject=subject, items=tuple(items), **common)]
+
+    def case_item(self, node, ctx: _Ctx) -> CaseItem:
+        patterns: list[list[int]] = []
+        body_nodes = []
+        terminator = ""
+        in_body = False
+        for ch in node.children:
+            t = ch.type
+            if not in_body:
+                if t == ")":
+                    in_body = True
+                elif t == "comment":
+                    self.comment(ch)
+                elif ch.is_named:
+                    if patterns and patterns[-1][1] == ch.start_byte:
+                        patterns[-1][1] = ch.end_byte
+                    else:
+                        patterns.append([ch.start_byte, ch.end_byte])
+            elif t in (";;", ";&", ";;&"):
+                terminator = t
+            else:
+                body_nodes.append(ch)
+        return CaseItem.model_construct(
+            span=self.nspan(node),
+            patterns=tuple(self.lexer.word(a, b) for a, b in patterns),
+            body=tuple(self.stmts(body_nodes, ctx)), terminator=terminator)
+
+    def s_if_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        block = common["id"]
+        branches: list[IfBranch] = []
+
+        def arm(kind: str, n, children) -> None:
+            cond_nodes, body_nodes = [], []
+            target = cond_nodes if kind != "else" else body_nodes
+            for ch in children:
+                if ch.type == "then":
+                    target = body_nodes
+                elif ch.type in ("elif_clause", "else_clause", "fi", "if", "elif", "else"):
+                    continue
+                else:
+                    target.append(ch)
+            bctx = ctx.branch(block, len(branches))
+            cond = self.condition(cond_nodes, ctx) if kind != "else" else None
+            end = n.end_byte
+            if kind == "if":  # the `if` arm ends where the first elif/else/fi starts
+                nxt = [c for c in children if c.type in ("elif_clause", "else_clause", "fi")]
+                end = nxt[0].start_byte if nxt else n.end_byte
+            branches.append(IfBranch.model_construct(
+                kind=kind, span=self.span(n.start_byte, end), condition=cond,
+                body=tuple(self.stmts(body_nodes, bctx))))
+
+        arm("if", node, node.children)
+        for ch in node.children:
+            if ch.type == "elif_clause":
+                arm("elif", ch, ch.children)
+            elif ch.type == "else_clause":
+                arm("else", ch, ch.children)
+        return [If.model_construct(kind="if", branches=tuple(branches), **common)]
+
+    def condition(self, nodes, ctx: _Ctx) -> Condition:
+        named = [n for n in nodes if n.is_named and n.type != "comment"]
+        if not named:
+            return Condition.model_construct(span=self.span(0, 0), text="")
+        start, end = named[0].start_byte, named[-1].end_byte
+        stmts = tuple(self.stmts(nodes, ctx))
+        variable = operator = operand = None
+        if len(named) == 1 and named[0].type == "test_command":
+            variable, operator, operand = self.test(named[0])
+        return Condition.model_construct(span=self.span(start, end),
+                                         text=_dec(self.data[start:end]), statements=stmts,
+                                         variable=variable, operator=operator, operand=operand)
+
+    def test(self, node) -> tuple[str | None, str | None, str | None]:
+        expr = [c for c in node.children if c.is_named]
+        if len(expr) != 1:
+            return None, None, None
+        e = expr[0]
+        parts = e.children
+        if e.type == "binary_expression" and len(parts) == 3:
+            left = self.lexer.word(parts[0].start_byte, parts[0].end_byte)
+            right = self.lexer.word(parts[2].start_byte, parts[2].end_byte)
+            op = self.text(parts[1])
+            if op not in ("=", "==", "!="):
+                return None, None, None
+            for a, b in ((left, right), (right, left)):
+                var = _single_variable(a)
+                if var is not None and b.literal is not None:
+                    return var, op, b.literal
+        if e.type == "unary_expression" and len(parts) == 2:
+            op = self.text(parts[0])
+            var = _single_variable(self.lexer.word(parts[1].start_byte, parts[1].end_byte))
+            if var is not None and op in ("-z", "-n"):
+                return var, op, None
+        return None, None, None
+
+    def s_for_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        variable = None
+        items: list | None = None
+        body = ()
+        kw = node.children[0].type if node.children else "for"
+        for ch in node.children:
+            t = ch.type
+            if t == "variable_name" and variable is None:
+                variable = self.text(ch)
+            elif t == "in":
+                items = []
+            elif t == "do_group":
+                body = tuple(self.stmts(ch.children, ctx))
+            elif t == "comment":
+                self.comment(ch)
+            elif ch.is_named and items is not None:
+                if items and items[-1][1] == ch.start_byte:
+                    items[-1][1] = ch.end_byte
+                else:
+                    items.append([ch.start_byte, ch.end_byte])
+        words = None if items is None else tuple(self.lexer.word(a, b) for a, b in items)
+        return [Loop.model_construct(kind="loop", loop="select" if kw == "select" else "for",
+                                     variable=variable, items=words, body=body, **common)]
+
+    def s_c_style_for_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        body = ()
+        for ch in node.children:
+            if ch.type == "do_group":
+                body = tuple(self.stmts(ch.children, ctx))
+        return [Loop.model_construct(kind="loop", loop="c_for", body=body, **common)]
+
+    def s_while_statement(self, node, ctx: _Ctx, bg: bool) -> list:
+        common = self.common(node, ctx, bg)
+        kw = node.children[0].type if node.children else "while"
+        cond_nodes = []
+        body = ()
+        for ch in node.children[1:]:
+            if ch.type == "do_group":
+                body = tuple(self.stmts(ch.children, ctx))
+            else:
+                cond_nodes.append(ch)
+        return [Loop.model_construct(kind="loop", loop="until" if kw == "until" else "while",
+                                     condition=self.condition(cond_nodes, ctx), body=body,
+                                     **common)]
+
+    def s_ERROR(self, node, ctx: _Ctx, bg: bool) -> list:
+        # keep what can be understood inside an error region (the rest is still linted)
+        inner = [c for c in node.children if c.is_named and c.type in _STATEMENT_TYPES]
+        return self.stmts(inner, ctx)
+
+
+_STATEMENT_TYPES = frozenset(
+    name[2:] for name in dir(_Builder) if name.startswith("s_") and name != "s_ERROR")
+
+
+def _single_variable(w: Word) -> str | None:
+    ps = [p for p in w.pieces if not (p.kind == "literal" and p.value == "")]
+    if len(ps) == 1 and ps[0].kind == "variable" and ps[0].index is None and \
+            ps[0].operator in (None, ":-", "-"):
+        return ps[0].name
+    return None
+
+
+def _errors(builder: _Builder, root) -> list[ParseError]:
+    out: list[ParseError] = []
+
+    def walk(n) -> None:
+        if n.is_missing:
+            out.append(ParseError.model_construct(
+                span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))
+            return
+        if n.is_error:
+            text = builder.text(n).strip().splitlines()
+            near = text[0][:40] if text else "end of file"
+            out.append(ParseError.model_construct(
+                span=builder.nspan(n), message=f"syntax error near `{near}`"))
+            return
+        for c in n.children:
+            if c.has_error or c.is_missing:
+                walk(c)
+
+    walk(root)
+    return out
 
 
 def parse_script(source: SourceText) -> ScriptModel:
-    return ScriptModel(length=len(source.data))
+    """Parse `source` into a ScriptModel (never raises on any input)."""
+    data = source.data
+    parser = _parser()
+    tree = parser.parse(data)
+    root = tree.root_node
+    if root.has_error:
+        masked = mask(data)
+        if masked != data:
+            root = parser.parse(masked).root_node
+    b = _Builder(source)
+    body = b.stmts(root.children, _Ctx())
+    errors = _errors(b, root) if root.has_error else []
+    b.comments.sort(key=lambda c: c.span.start)
+    return ScriptModel.model_construct(
+        body=tuple(body), comments=tuple(b.comments), errors=tuple(errors),
+        heredocs=tuple(b.heredocs), length=len(data))

@@ -1,0 +1,416 @@
+"""Bash word lexing on raw bytes: quoting, escapes and `$…` expansions.
+
+tree-sitter gives the statement structure and word boundaries; the inside of a word is lexed
+here, from the original text, because tree-sitter-bash mis-parses several legal forms
+(`${X:-["a"]}`, `${oc.env:HOME}`, `$(( (a+b)*2 ))` in defaults) and because quoting and escape
+semantics must match bash exactly for values to be right.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from verl_lint.shell.model import Piece, Word
+from verl_lint.source import Span
+
+SpanOf = Callable[[int, int], Span]
+
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DIGITS = re.compile(rb"[0-9]+")
+_SPECIAL = b"@*#?$!-"
+# longest operators first
+_OPS = (b":-", b":=", b":+", b":?", b"##", b"%%", b"//", b"/#", b"/%", b"^^", b",,",
+        b"-", b"=", b"+", b"?", b"#", b"%", b"/", b"^", b",", b"@")
+_ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
+         "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
+
+BS, SQ, DQ, DOL, BT, LP, RP, LB, RB, NL = (ord(c) for c in "\\'\"$`(){}\n")
+
+
+def _dec(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
+
+
+def skip_single(data: bytes, i: int, end: int) -> int:
+    """`i` at an opening `'`; index after the closing one (or `end`)."""
+    j = data.find(b"'", i + 1, end)
+    return end if j < 0 else j + 1
+
+
+def skip_double(data: bytes, i: int, end: int) -> int:
+    """`i` at an opening `"`; index after the closing one."""
+    j = i + 1
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+        elif c == DQ:
+            return j + 1
+        elif c == DOL or c == BT:
+            j = skip_dollar(data, j, end, True) if c == DOL else skip_backtick(data, j, end)
+        else:
+            j += 1
+    return end
+
+
+def skip_backtick(data: bytes, i: int, end: int) -> int:
+    j = i + 1
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+        elif c == BT:
+            return j + 1
+        else:
+            j += 1
+    return end
+
+
+def skip_parens(data: bytes, i: int, end: int) -> int:
+    """`i` just after an opening `(`; index after the matching `)` (quote aware)."""
+    depth = 1
+    j = i
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+            continue
+        if c == SQ:
+            j = skip_single(data, j, end)
+            continue
+        if c == DQ:
+            j = skip_double(data, j, end)
+            continue
+        if c == BT:
+            j = skip_backtick(data, j, end)
+            continue
+        if c == DOL:
+            j = skip_dollar(data, j, end, False)
+            continue
+        if c == ord("#") and (j == i or data[j - 1] in b" \t\n;(|&"):
+            nl = data.find(b"\n", j, end)
+            j = end if nl < 0 else nl
+            continue
+        if c == LP:
+            depth += 1
+        elif c == RP:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return end
+
+
+def skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
+    """`i` just after `${`; index after the matching `}`."""
+    j = i
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+            continue
+        if c == SQ and not dq:
+            j = skip_single(data, j, end)
+            continue
+        if c == DQ:
+            j = skip_double(data, j, end)
+            continue
+        if c == BT:
+            j = skip_backtick(data, j, end)
+            continue
+        if c == DOL:
+            j = skip_dollar(data, j, end, dq)
+            continue
+        if c == RB:
+            return j + 1
+        j += 1
+    return end
+
+
+def skip_dollar(data: bytes, i: int, end: int, dq: bool) -> int:
+    """`i` at a `$`; index after the expansion it starts (i+1 for a lone `$`)."""
+    n = data[i + 1] if i + 1 < end else -1
+    if n == LB:
+        return skip_brace(data, i + 2, end, dq)
+    if n == LP:
+        if i + 2 < end and data[i + 2] == LP:
+            k = _arith_end(data, i + 3, end)
+            if k is not None:
+                return k
+        return skip_parens(data, i + 2, end)
+    if n == ord("["):
+        j = data.find(b"]", i + 2, end)
+        return end if j < 0 else j + 1
+    if n == SQ and not dq:
+        return _ansi_end(data, i + 1, end)
+    m = _NAME.match(data, i + 1, end)
+    if m:
+        return m.end()
+    if n != -1 and (n in _SPECIAL or 48 <= n <= 57):
+        return i + 2
+    return i + 1
+
+
+def _arith_end(data: bytes, i: int, end: int) -> int | None:
+    """After `$((`: index after the closing `))`, or None when it is `$( (…) )`."""
+    depth = 0
+    j = i
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+            continue
+        if c == SQ:
+            j = skip_single(data, j, end)
+            continue
+        if c == DQ:
+            j = skip_double(data, j, end)
+            continue
+        if c == DOL:
+            j = skip_dollar(data, j, end, False)
+            continue
+        if c == LP:
+            depth += 1
+        elif c == RP:
+            if depth == 0:
+                return j + 2 if j + 1 < end and data[j + 1] == RP else None
+            depth -= 1
+        j += 1
+    return None
+
+
+def _ansi_end(data: bytes, i: int, end: int) -> int:
+    """`i` at the `'` of `$'…'`; index after the closing quote."""
+    j = i + 1
+    while j < end:
+        c = data[j]
+        if c == BS:
+            j += 2
+        elif c == SQ:
+            return j + 1
+        else:
+            j += 1
+    return end
+
+
+def _ansi_value(raw: str) -> str:
+    out = []
+    k = 0
+    while k < len(raw):
+        ch = raw[k]
+        if ch == "\\" and k + 1 < len(raw):
+            out.append(_ANSI.get(raw[k + 1], "\\" + raw[k + 1]))
+            k += 2
+        else:
+            out.append(ch)
+            k += 1
+    return "".join(out)
+
+
+class WordLexer:
+    """Lexes words of one document."""
+
+    def __init__(self, data: bytes, span_of: SpanOf) -> None:
+        self.data = data
+        self.span_of = span_of
+
+    def word(self, start: int, end: int, mode: str = "none") -> Word:
+        """`mode`: "none" (a normal word), "double" (inside "…", e.g. a default of a quoted
+        `${X:-…}`), "heredoc" (an unquoted here-document body)."""
+        pieces = self.pieces(start, end, mode)
+        return Word.model_construct(span=self.span_of(start, end),
+                                    text=_dec(self.data[start:end]), pieces=tuple(pieces))
+
+    def pieces(self, start: int, end: int, mode: str) -> list[Piece]:
+        data = self.data
+        out: list[Piece] = []
+        buf: list[str] = []  # literal characters of the pending run
+        run_start = start
+        run_q = "double" if mode in ("double", "heredoc") else "none"
+        in_dq = mode == "double"
+        i = start
+
+        def flush(upto: int, force: bool = False) -> None:
+            nonlocal buf
+            if buf or force:
+                out.append(Piece.model_construct(
+                    kind="literal", span=self.span_of(run_start, upto),
+                    text=_dec(data[run_start:upto]), quoted=run_q, value="".join(buf)))
+                buf = []
+
+        while i < end:
+            c = data[i]
+            quoted = "double" if (in_dq or mode == "heredoc") else "none"
+            if quoted != run_q:
+                flush(i)
+                run_q, run_start = quoted, i
+            if c == BS:
+                nxt = data[i + 1:i + 2]
+                if not nxt:
+                    buf.append("\\")
+                    i += 1
+                elif nxt == b"\n":
+                    i += 2  # line continuation: produces nothing
+                elif quoted == "none" or nxt in b'$`\\' or (nxt == b'"' and in_dq):
+                    # a UTF-8 sequence escaped: take the whole character
+                    k = i + 2
+                    while k < end and 0x80 <= data[k] < 0xC0:
+                        k += 1
+                    buf.append(_dec(data[i + 1:k]))
+                    i = k
+                else:
+                    buf.append("\\")
+                    i += 1
+                continue
+            if c == SQ and quoted == "none":
+                flush(i)
+                j = skip_single(data, i, end)
+                inner_end = j - 1 if j <= end and data[j - 1:j] == b"'" and j - 1 > i else j
+                out.append(Piece.model_construct(
+                    kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
+                    quoted="single", value=_dec(data[i + 1:inner_end])))
+                i = run_start = j
+                continue
+            if c == DQ and mode != "heredoc":
+                flush(i)
+                if in_dq and mode != "double":
+                    in_dq = False
+                    i += 1
+                    run_start = i
+                    continue
+                if mode == "double":  # nested quotes inside a quoted ${…}: still double quoted
+                    i += 1
+                    run_start = i
+                    continue
+                j = skip_double(data, i, end)
+                if j == i + 2:  # "" — an empty argument, keep it
+                    out.append(Piece.model_construct(
+                        kind="literal", span=self.span_of(i, j), text='""', quoted="double",
+                        value=""))
+                    i = run_start = j
+                    continue
+                in_dq = True
+                i += 1
+                run_start, run_q = i, "double"
+                continue
+            if c == DOL:
+                if i + 1 < end and data[i + 1] == SQ and quoted == "none":
+                    flush(i)
+                    j = _ansi_end(data, i + 1, end)
+                    raw = _dec(data[i + 2:max(j - 1, i + 2)])
+                    out.append(Piece.model_construct(
+                        kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
+                        quoted="ansi_c", value=_ansi_value(raw)))
+                    i = run_start = j
+                    continue
+                if i + 1 < end and data[i + 1] == DQ and quoted == "none":
+                    i += 1  # $"…" (translated) behaves as "…"
+                    continue
+                j = skip_dollar(data, i, end, quoted != "none")
+                if j == i + 1:
+                    buf.append("$")
+                    i += 1
+                    continue
+                flush(i)
+                out.append(self.expansion(i, j, quoted))
+                i = run_start = j
+                continue
+            if c == BT:
+                flush(i)
+                j = skip_backtick(data, i, end)
+                out.append(Piece.model_construct(
+                    kind="command", span=self.span_of(i, j), text=_dec(data[i:j]), quoted=quoted,
+                    body=_dec(data[i + 1:max(j - 1, i + 1)])))
+                i = run_start = j
+                continue
+            if c in (ord("<"), ord(">")) and i + 1 < end and data[i + 1] == LP and quoted == "none":
+                flush(i)
+                j = skip_parens(data, i + 2, end)
+                out.append(Piece.model_construct(
+                    kind="process", span=self.span_of(i, j), text=_dec(data[i:j]),
+                    body=_dec(data[i + 2:max(j - 1, i + 2)])))
+                i = run_start = j
+                continue
+            # a plain character (whole UTF-8 sequence)
+            k = i + 1
+            while k < end and 0x80 <= data[k] < 0xC0:
+                k += 1
+            buf.append(_dec(data[i:k]))
+            i = k
+        flush(end)
+        return out
+
+    def expansion(self, i: int, j: int, quoted: str) -> Piece:
+        data = self.data
+        text = _dec(data[i:j])
+        span = self.span_of(i, j)
+        n = data[i + 1]
+        if n == LP and data[i + 2:i + 3] == b"(" and data[j - 2:j] == b"))":
+            return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
+                                         body=_dec(data[i + 3:j - 2]))
+        if n == LP:
+            return Piece.model_construct(kind="command", span=span, text=text, quoted=quoted,
+                                         body=_dec(data[i + 2:max(j - 1, i + 2)]))
+        if n == ord("["):
+            return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
+                                         body=_dec(data[i + 2:max(j - 1, i + 2)]))
+        if n != LB:
+            return Piece.model_construct(kind="variable", span=span, text=text, quoted=quoted,
+                                         name=_dec(data[i + 1:j]))
+        return self.braced(i, j, quoted, span, text)
+
+    def braced(self, i: int, j: int, quoted: str, span: Span, text: str) -> Piece:
+        data = self.data
+        closed = data[j - 1] == RB
+        a, b = i + 2, (j - 1 if closed else j)
+        bad = Piece.model_construct(kind="bad_substitution", span=span, text=text, quoted=quoted,
+                                    braced=True)
+        if not closed:
+            return bad
+        op = None
+        k = a
+        if data[a:a + 1] == b"#" and b - a > 1:
+            op, k = "length", a + 1
+        elif data[a:a + 1] == b"!" and b - a > 1:
+            op, k = "indirect", a + 1
+        m = _NAME.match(data, k, b) or _DIGITS.match(data, k, b)
+        if m:
+            name_end = m.end()
+        elif k < b and data[k] in _SPECIAL:
+            name_end = k + 1
+        else:
+            return bad
+        name = _dec(data[k:name_end])
+        index = None
+        k = name_end
+        if k < b and data[k] == ord("["):
+            close = data.find(b"]", k, b)
+            if close < 0:
+                return bad
+            index = _dec(data[k + 1:close])
+            k = close + 1
+        argument = None
+        if k < b:
+            if op is not None:
+                if op == "indirect" and data[k:b] in (b"*", b"@"):
+                    op = "names"
+                    k = b
+                else:
+                    return bad
+            else:
+                for cand in _OPS:
+                    if data.startswith(cand, k):
+                        op = _dec(cand)
+                        k += len(cand)
+                        break
+                else:
+                    if data[k] == ord(":"):
+                        op, k = "substring", k + 1
+                    else:
+                        return bad
+            if k < b or op in (":-", "-", ":=", "=", ":+", "+"):
+                argument = self.word(k, b, "double" if quoted == "double" else "none")
+        return Piece.model_construct(kind="variable", span=span, text=text, quoted=quoted,
+                                     name=name, index=index, operator=op, argument=argument,
+                                     braced=True)
