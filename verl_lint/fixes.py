@@ -226,19 +226,29 @@ def _continues(source: SourceText, line0: int) -> bool:
     return line0 > 0 and source.line_bytes(line0 - 1).rstrip(b"\r\n").endswith(b"\\")
 
 
+def _inside_command(model: StatementIndex, offset: int) -> bool:
+    """Whether `offset` lies within a multi-line command or scalar assignment, where a comment
+    line would change the command (array assignments and blocks are fine)."""
+    from verl_lint.shell.model import Assignment, Command
+
+    return any(s.span.start < offset < s.span.end for s in getattr(model, "statements", ())
+               if isinstance(s, Command) or (isinstance(s, Assignment) and s.array is None))
+
+
 def suppression_target(source: SourceText, model: StatementIndex, span: Span) -> int | None:
     """0-based line before which a `# verl-lint: disable=…` line suppresses a finding at `span`.
 
-    That is the innermost command or array element containing the finding that starts its own
-    line. Inside a `\\`-continued command a comment would cut the command, so those lines are
-    never chosen: the directive goes before the whole command. None when no statement holds it.
+    That is the line of the innermost command or array element containing the finding when that
+    statement is the first to start after the line's beginning (`gpu) ACTOR+=(` qualifies: a
+    comment before the case pattern is legal). Inside a `\\`-continued command a comment would
+    cut the command, so the directive goes before the whole command. None when nothing holds it.
     """
     for line0 in range(source.line_of(span.start), -1, -1):
-        if _continues(source, line0):
+        at = source.line_starts[line0]
+        if _continues(source, line0) or _inside_command(model, at):
             continue
-        start = _first_code_offset(source, line0)
-        stmt = model.next_statement_span(source.line_starts[line0])
-        if stmt is not None and stmt.start == start and stmt.contains(span):
+        stmt = model.next_statement_span(at)
+        if stmt is not None and source.line_of(stmt.start) == line0 and stmt.contains(span):
             return line0
     return None
 

@@ -1,0 +1,270 @@
+"""What the editor asks about a script besides diagnostics: hover text and key completions.
+
+Pure functions of (source, settings, chosen verl version); the server wraps them in LSP types.
+One `Insight` per document version; the shell model, scenario runs and launch analyses are
+computed on first use and shared by every hover/completion request on that version.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator
+
+from verl_lint.source import SourceText
+
+if TYPE_CHECKING:
+    from verl_lint.evaluate.model import Launch, Override
+    from verl_lint.settings import Settings
+    from verl_lint.verl.analysis import LaunchAnalysis
+
+_DIRECTIVE = re.compile(r"#\s*verl-lint:\s*(?:disable-next-line|disable)\s*=\s*(?P<codes>[^#]*)")
+_CODE_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
+_KEY_CHARS = re.compile(r"[A-Za-z0-9_.@+~\-]*$")
+
+
+@dataclass(frozen=True)
+class KeyCompletion:
+    label: str  # the next key segment (or the whole `+key` for a dict field)
+    key: str  # the full dotted key it completes to
+    leaf: bool
+    default: Any = None
+    needs_plus: bool = False
+
+
+def _fmt(value: Any) -> str:
+    text = str(value) if not isinstance(value, str) else value
+    if isinstance(value, bool):
+        text = str(value)
+    return f"`{text}`" if "`" not in text else text
+
+
+class Insight:
+    def __init__(self, source: SourceText, settings: "Settings", version: str | None) -> None:
+        self.source = source
+        self.settings = settings
+        self._version = version
+        self._analyses: dict[int, "LaunchAnalysis | None"] = {}
+        self._bare: dict[tuple, "Launch"] = {}
+
+    # --- pipeline, lazily ------------------------------------------------------------------
+
+    @cached_property
+    def model(self):
+        from verl_lint.shell import parse_script
+
+        return parse_script(self.source)
+
+    @cached_property
+    def version(self) -> str:
+        if self._version:
+            return self._version
+        from verl_lint.verl.release import choose_version
+
+        return choose_version(cli=self.settings.verl_version, script_text=self.source.text).version
+
+    @cached_property
+    def release(self):
+        from verl_lint.verl.release import load_release
+
+        return load_release(self.version)
+
+    @cached_property
+    def runs(self) -> list:
+        from verl_lint.evaluate import evaluate_script
+
+        return evaluate_script(self.model, device=self.settings.device,
+                               pins=dict(self.settings.pins) or None,
+                               known_env=frozenset(self.settings.known_env))
+
+    def analysis(self, launch: "Launch") -> "LaunchAnalysis | None":
+        if id(launch) not in self._analyses:
+            from verl_lint.verl.analysis import analyze_launch
+
+            try:
+                self._analyses[id(launch)] = analyze_launch(self.release, launch)
+            except Exception:  # a hover must not take the server down; diagnostics report it
+                self._analyses[id(launch)] = None
+        return self._analyses[id(launch)]
+
+    def launches(self) -> Iterator[tuple[str, "Launch"]]:
+        for run in self.runs:
+            for launch in run.launches:
+                yield run.scenario.label, launch
+
+    # --- hover -----------------------------------------------------------------------------
+
+    def hover(self, offset: int) -> tuple[str, tuple[int, int]] | None:
+        """Markdown and the byte range it describes, or None."""
+        return self._hover_suppression(offset) or self._hover_key(offset)
+
+    def _hover_suppression(self, offset: int) -> tuple[str, tuple[int, int]] | None:
+        from verl_lint.rules.registry import get_rule
+
+        for comment in self.model.comments:
+            if not comment.span.start <= offset <= comment.span.end:
+                continue
+            m = _DIRECTIVE.search(comment.text)
+            if m is None:
+                return None
+            base = comment.span.start + len(comment.text[: m.start("codes")].encode())
+            for tok in _CODE_TOKEN.finditer(m.group("codes")):
+                start = base + len(m.group("codes")[: tok.start()].encode())
+                end = start + len(tok.group().encode())
+                if start <= offset <= end:
+                    rule = get_rule(tok.group())
+                    if rule is None:
+                        text = f"`{tok.group()}`: no verl-lint rule has this code or name"
+                    else:
+                        text = (f"**{rule.code}** `{rule.name}` ({rule.severity.value})\n\n"
+                                f"{rule.summary}\n\n[Documentation]({rule.url()})")
+                    return text, (start, end)
+        return None
+
+    def overrides_at(self, offset: int) -> list[tuple[str, "Launch", "Override"]]:
+        out = []
+        for label, launch in self.launches():
+            for ov in launch.overrides:
+                if ov.key_span.start <= offset <= ov.key_span.end:
+                    out.append((label, launch, ov))
+        return out
+
+    def _hover_key(self, offset: int) -> tuple[str, tuple[int, int]] | None:
+        hits = self.overrides_at(offset)
+        if not hits:
+            return None
+        _, first_launch, first = hits[0]
+        key = first.key.split("@", 1)[0]
+        rows = []
+        config_name = None
+        for label, launch, ov in hits:
+            analysis = self.analysis(launch)
+            config = analysis.config if analysis is not None else None
+            resolved = config.get(key) if config is not None else None
+            config_name = config_name or (analysis.config_name if analysis else None)
+            if resolved is not None:
+                rows.append((label, _fmt(resolved.value), resolved.describe()))
+            else:
+                value = ov.value if ov.value is not None else "(removed)"
+                rows.append((label, _fmt(value), f"set at line {ov.span.line}"
+                             + ("" if config is not None else "; config not resolved")))
+        head = f"**`{key}`** — verl {self.version}" + (f", `{config_name}`" if config_name else "")
+        lines = [head, ""]
+        if len({(v, o) for _, v, o in rows}) == 1 and len(rows) >= 1:
+            lines.append(f"Effective value: {rows[0][1]} ({rows[0][2]})")
+        else:
+            lines += ["| scenario | effective value | origin |", "|---|---|---|"]
+            lines += [f"| {lab or '(all)'} | {v} | {o} |" for lab, v, o in rows]
+        default = self.verl_default(first_launch, key)
+        if default is not _NOTHING:
+            lines += ["", f"verl default: {_fmt(default)}"]
+        comment = self.yaml_comment(key)
+        if comment:
+            lines += ["", "\n".join(f"> {c}" for c in comment.splitlines())]
+        return "\n".join(lines), (first.key_span.start, first.key_span.end)
+
+    def verl_default(self, launch: "Launch", key: str) -> Any:
+        """verl's default for `key` in the launch's config: the release's own answer when it
+        offers one, else the value in the same config composed without the script's overrides."""
+        for name in ("default", "default_value"):
+            fn = getattr(self.release, name, None)
+            if callable(fn):
+                try:
+                    return fn(key)
+                except (KeyError, LookupError, TypeError):
+                    return _NOTHING
+        analysis = self.bare_analysis(launch)
+        resolved = analysis.config.get(key) if analysis and analysis.config else None
+        return _NOTHING if resolved is None else resolved.value
+
+    def bare_analysis(self, launch: "Launch") -> "LaunchAnalysis | None":
+        """The analysis of the launch's entry point and config without the script's overrides
+        (verl's defaults), once per (entry point, config)."""
+        key = (launch.module, launch.script, str(launch.config_path), str(launch.config_name))
+        bare = self._bare.get(key)
+        if bare is None:
+            bare = self._bare[key] = launch.model_copy(update={"overrides": [],
+                                                                "passthrough": []})
+        return self.analysis(bare)
+
+    def yaml_comment(self, key: str) -> str | None:
+        for name in ("comment", "key_comment", "doc", "describe"):
+            fn = getattr(self.release, name, None)
+            if callable(fn):
+                try:
+                    text = fn(key)
+                except (KeyError, LookupError, TypeError):
+                    return None
+                return text if isinstance(text, str) and text.strip() else None
+        return None
+
+    # --- completion ------------------------------------------------------------------------
+
+    def key_prefix(self, offset: int) -> tuple[str, int] | None:
+        """The override-key text before the cursor and its byte start, if the cursor is in one."""
+        line0 = self.source.line_of(offset)
+        before = self.source.data[self.source.line_starts[line0]:offset].decode("utf-8", "replace")
+        m = _KEY_CHARS.search(before)
+        word = m.group() if m else ""
+        if "=" in word or not word.lstrip("+~"):
+            return None
+        return word, offset - len(word.encode())
+
+    def schema(self) -> dict[str, Any]:
+        """Every key of the chosen release's config for this script's entry point → default."""
+        for _, launch in self.launches():
+            analysis = self.bare_analysis(launch)
+            if analysis is not None and analysis.config is not None:
+                config = analysis.config
+                return {k: config.value(k) for k in config.keys()}
+        keys = getattr(self.release, "keys", None)
+        if callable(keys):
+            try:
+                return dict(keys())
+            except (TypeError, ValueError):
+                return {}
+        return {}
+
+    def plus_fields(self) -> dict[str, Any]:
+        """Keys Hydra only accepts with `+` (dataclass fields the YAML omits), if the release
+        knows them."""
+        fn = getattr(self.release, "plus_keys", None)
+        if callable(fn):
+            try:
+                return dict(fn())
+            except (TypeError, ValueError):
+                return {}
+        return {}
+
+    def completions(self, offset: int) -> tuple[list[KeyCompletion], int] | None:
+        """Next-segment completions for the key before the cursor, and the byte offset where
+        the segment being typed starts."""
+        found = self.key_prefix(offset)
+        if found is None:
+            return None
+        word, word_start = found
+        typed = word.lstrip("+~")
+        plus_typed = word.startswith("+")
+        parent, _, partial = typed.rpartition(".")
+        seg_start = offset - len(partial.encode())
+        items: dict[str, KeyCompletion] = {}
+        for keys, needs_plus in ((self.schema(), False), (self.plus_fields(), True)):
+            for key, default in keys.items():
+                if parent and not key.startswith(parent + "."):
+                    continue
+                rest = key[len(parent) + 1:] if parent else key
+                seg = rest.split(".", 1)[0]
+                if not seg.startswith(partial) or seg.startswith("_"):
+                    continue
+                leaf = seg == rest
+                prev = items.get(seg)
+                if prev is not None and not prev.needs_plus:
+                    continue
+                items[seg] = KeyCompletion(label=seg, key=(parent + "." if parent else "") + seg,
+                                           leaf=leaf, default=default if leaf else None,
+                                           needs_plus=needs_plus and leaf and not plus_typed)
+        return sorted(items.values(), key=lambda c: (c.needs_plus, c.label)), seg_start
+
+
+_NOTHING = object()

@@ -1,0 +1,335 @@
+"""The language server (`verl-lint server`): pygls over stdio.
+
+Diagnostics are the CLI's (same engine, same settings file); they are published on open and,
+debounced, on change. Quick fixes come from each Diagnostic's Fix plus suppression directives;
+hover and completion come from `Insight`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from verl_lint import __version__
+from verl_lint.diagnostics import Diagnostic
+from verl_lint.fixes import file_suppression_edit, fix_source, suppression_edit
+from verl_lint.lsp.convert import Positions, overlaps, to_lsp_diagnostic, workspace_edit
+from verl_lint.lsp.insight import Insight
+from verl_lint.source import SourceText
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.15
+CONFIG_NAMES = ("pyproject.toml", ".verl-lint.toml")
+SHELL_LANGUAGES = {"shellscript", "sh", "bash"}
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.verl-lint"
+
+
+@dataclass
+class DocState:
+    """The last lint of one document version."""
+
+    version: int | None
+    path: str
+    source: SourceText
+    settings: object
+    diagnostics: list[Diagnostic]
+    chosen_version: str | None = None
+    _insight: Insight | None = field(default=None, repr=False)
+
+    @property
+    def insight(self) -> Insight:
+        if self._insight is None:
+            self._insight = Insight(self.source, self.settings, self.chosen_version)
+        return self._insight
+
+
+class VerlLintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("verl-lint", __version__)
+        self.states: dict[str, DocState] = {}
+        self.pending: dict[str, asyncio.Task] = {}
+        self.debounce = DEBOUNCE_SECONDS
+        self._settings: dict[tuple, object] = {}
+
+    # --- settings --------------------------------------------------------------------------
+
+    def settings_for(self, path: str):
+        """The closest pyproject.toml/.verl-lint.toml's Settings, reloaded when that file
+        changes (keyed by its path and mtime, so no stale cache survives an edit)."""
+        from verl_lint.settings import Settings, SettingsError, find_config, load_settings
+
+        found = find_config(Path(path))
+        try:
+            stamp = found.stat().st_mtime_ns if found is not None else None
+        except OSError:
+            stamp = None
+        key = (str(found), stamp)
+        if key not in self._settings:
+            try:
+                self._settings[key] = load_settings(Path(path), {}, config_file=found)
+            except (SettingsError, ValueError) as exc:
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"verl-lint: {exc}"))
+                self._settings[key] = Settings()
+        return self._settings[key]
+
+    # --- linting ---------------------------------------------------------------------------
+
+    def is_script(self, uri: str) -> bool:
+        doc = self.workspace.get_text_document(uri)
+        if doc.language_id in SHELL_LANGUAGES or uri.endswith((".sh", ".bash")):
+            return True
+        first = doc.source.split("\n", 1)[0]
+        return first.startswith("#!") and ("bash" in first or first.endswith("sh"))
+
+    def document_path(self, uri: str) -> str:
+        path = to_fs_path(uri)
+        return path if path else os.path.join(os.getcwd(), uri.rsplit("/", 1)[-1])
+
+    def lint(self, uri: str) -> DocState | None:
+        """Lint the document's current text and publish the result."""
+        from verl_lint.engine import lint_source
+
+        doc = self.workspace.get_text_document(uri)
+        path = self.document_path(uri)
+        source = SourceText(doc.source.encode("utf-8"), path)
+        settings = self.settings_for(path)
+        try:
+            report = lint_source(source, settings, path=path)
+        except Exception as exc:  # keep serving; the user sees why this file has no findings
+            log.exception("lint failed for %s", uri)
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Error, message=f"verl-lint failed on {path}: {exc}"))
+            return None
+        version = getattr(report, "version", None)
+        state = DocState(version=doc.version, path=path, source=source, settings=settings,
+                         diagnostics=list(report.diagnostics),
+                         chosen_version=getattr(version, "version", None))
+        self.states[uri] = state
+        pos = self.positions(source)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=doc.version,
+            diagnostics=[to_lsp_diagnostic(d, pos, uri) for d in state.diagnostics]))
+        return state
+
+    def current(self, uri: str) -> DocState | None:
+        """The state for the document's current version (linting now if a change is pending)."""
+        state = self.states.get(uri)
+        doc = self.workspace.get_text_document(uri)
+        if state is None or state.version != doc.version:
+            state = self.lint(uri)
+        return state
+
+    def schedule(self, uri: str) -> None:
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._later(uri))
+
+    async def _later(self, uri: str) -> None:
+        await asyncio.sleep(self.debounce)
+        self.pending.pop(uri, None)
+        if uri in self.workspace.text_documents:
+            self.lint(uri)
+
+    def relint_all(self) -> None:
+        for uri in list(self.states):
+            if uri in self.workspace.text_documents:
+                self.lint(uri)
+
+    def positions(self, source: SourceText) -> Positions:
+        return Positions(source, self.workspace.position_encoding or "utf-16")
+
+
+server = VerlLintServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: VerlLintServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options or {}
+    if isinstance(options, dict) and "debounceMs" in options:
+        ls.debounce = max(0.0, float(options["debounceMs"]) / 1000)
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: VerlLintServer, params: types.InitializedParams) -> None:
+    caps = ls.client_capabilities.workspace
+    watch = caps.did_change_watched_files if caps else None
+    if watch is not None and watch.dynamic_registration:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+            types.Registration(
+                id="verl-lint-config", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                    types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES
+                ]),
+            )
+        ]))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: VerlLintServer, params: types.DidOpenTextDocumentParams) -> None:
+    if ls.is_script(params.text_document.uri):
+        ls.lint(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: VerlLintServer, params: types.DidChangeTextDocumentParams) -> None:
+    if ls.is_script(params.text_document.uri):
+        ls.schedule(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: VerlLintServer, params: types.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith(CONFIG_NAMES):
+        ls.relint_all()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: VerlLintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    task = ls.pending.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    if ls.states.pop(uri, None) is not None:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri,
+                                                                            diagnostics=[]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched(ls: VerlLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
+        ls.relint_all()
+
+
+# --- code actions ------------------------------------------------------------------------------
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+    code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
+def code_action(ls: VerlLintServer, params: types.CodeActionParams):
+    uri = params.text_document.uri
+    state = ls.current(uri) if ls.is_script(uri) else None
+    if state is None:
+        return None
+    only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []]
+    pos = ls.positions(state.source)
+    actions: list[types.CodeAction] = []
+    if _wanted(types.CodeActionKind.QuickFix.value, only):
+        for diag in state.diagnostics:
+            if overlaps(pos.range(diag.span.start, diag.span.end), params.range):
+                actions.extend(_quick_fixes(state, diag, uri, pos))
+    if _wanted(FIX_ALL_KIND, only):
+        action = _fix_all(state, uri, pos)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _quick_fixes(state: DocState, diag: Diagnostic, uri: str, pos: Positions):
+    lsp_diag = [to_lsp_diagnostic(diag, pos, uri)]
+
+    def action(title: str, edits, preferred: bool = False) -> types.CodeAction:
+        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                diagnostics=lsp_diag, is_preferred=preferred or None,
+                                edit=workspace_edit(uri, edits, pos, state.version))
+
+    if diag.fix is not None:
+        unsafe = " (unsafe)" if diag.fix.applicability == "unsafe" else ""
+        yield action(f"{diag.fix.title}{unsafe}", diag.fix.edits,
+                     preferred=diag.fix.applicability == "safe")
+    if diag.code == "VL002":  # the fix above removes the unused directive
+        return
+    edit = suppression_edit(state.source, state.insight.model, diag.span, [diag.code])
+    if edit is not None:
+        yield action(f"Disable {diag.code} for this command", [edit])
+    yield action(f"Disable {diag.code} for this file",
+                 [file_suppression_edit(state.source, [diag.code])])
+
+
+def _fix_all(state: DocState, uri: str, pos: Positions) -> types.CodeAction | None:
+    if not any(d.fix is not None and d.fix.applicability == "safe" for d in state.diagnostics):
+        return None
+    from verl_lint.engine import lint_source
+
+    def lint(source: SourceText):
+        return lint_source(source, state.settings, path=state.path).diagnostics
+
+    result = fix_source(state.source, lint, path=state.path)
+    if not result.changed:
+        return None
+    from verl_lint.diagnostics import Edit
+
+    whole = Edit(start=0, end=len(state.source.data),
+                 replacement=result.fixed.decode("utf-8", "replace"))
+    return types.CodeAction(title="verl-lint: fix all safe findings", kind=FIX_ALL_KIND,
+                            edit=workspace_edit(uri, [whole], pos, state.version))
+
+
+# --- hover and completion ----------------------------------------------------------------------
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: VerlLintServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    state = ls.current(uri) if ls.is_script(uri) else None
+    if state is None:
+        return None
+    pos = ls.positions(state.source)
+    try:
+        found = state.insight.hover(pos.offset(params.position))
+    except Exception:  # pipeline stages still under construction must not kill the server
+        log.exception("hover failed")
+        return None
+    if found is None:
+        return None
+    text, (start, end) = found
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                       range=pos.range(start, end))
+
+
+@server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                types.CompletionOptions(trigger_characters=[".", "+"]))
+def completion(ls: VerlLintServer, params: types.CompletionParams):
+    uri = params.text_document.uri
+    state = ls.current(uri) if ls.is_script(uri) else None
+    if state is None:
+        return None
+    pos = ls.positions(state.source)
+    offset = pos.offset(params.position)
+    try:
+        found = state.insight.completions(offset)
+    except Exception:
+        log.exception("completion failed")
+        return None
+    if not found:
+        return None
+    items, seg_start = found
+    word_start = state.insight.key_prefix(offset)[1]
+    replace = pos.range(seg_start, offset)
+    add_plus = [types.TextEdit(range=pos.range(word_start, word_start), new_text="+")]
+    out = []
+    for i, c in enumerate(items):
+        detail = (f"default: {c.default!r}" if c.leaf else "group") + \
+            (" (new key: needs +)" if c.needs_plus else "")
+        out.append(types.CompletionItem(
+            label=c.label, detail=detail, sort_text=f"{i:05d}",
+            kind=types.CompletionItemKind.Field if c.leaf else types.CompletionItemKind.Module,
+            text_edit=types.TextEdit(range=replace, new_text=c.label),
+            additional_text_edits=add_plus if c.needs_plus else None))
+    return types.CompletionList(is_incomplete=False, items=out)
+
+
+def main() -> None:
+    server.start_io()
