@@ -421,8 +421,16 @@ def process_file(path: str | os.PathLike, settings: "Settings", options: FixOpti
     `result.report` is the engine's FileReport for the resulting text: check renders that, so
     exit status and output reflect what is left after fixing.
     """
+    from verl_lint.engine import FileReport, read_script
+
     name = os.fspath(path)
-    source = SourceText(Path(name).read_bytes() if data is None else data, name)
+    if data is None:
+        source, problem = read_script(Path(name))
+        if source is None:
+            return FixResult(path=name, original=b"", fixed=b"",
+                             report=FileReport(path=name, error=problem))
+    else:
+        source = SourceText(data, name)
     sink: list = []
     lint = engine_lint(settings, name, sink)
     if options.add_suppressions:
