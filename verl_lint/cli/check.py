@@ -1,0 +1,260 @@
+"""`verl-lint check [PATHS…]` (also `verl-lint PATHS…`).
+
+The command runs in four steps, each a function: `resolve` the options into settings,
+`find_targets` (files, or stdin), `lint_targets` (the engine, serially or with a process pool),
+`report` (the chosen format, statistics, exit status). Exit 0 when nothing at or above
+`fail-on` was found, 1 when something was, 2 for a usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from verl_lint.diagnostics import Severity
+from verl_lint.report import FORMATS
+
+SEVERITIES = [s.value for s in Severity]
+
+
+class UsageError(Exception):
+    """A problem with the command line or the inputs (exit 2, no traceback)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    paths: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    output_format: str = "full"
+    output: str | None = None
+    fail_on: str | None = None
+    exit_zero: bool = False
+    statistics: bool = False
+    device: str | None = None
+    set_: tuple[str, ...] = ()
+    verl_version: str | None = None
+    config: str | None = None
+    no_color: bool = False
+    quiet: bool = False
+    jobs: int = 1
+    stdin_filename: str | None = None
+    force_exclude: bool = False
+    show_settings: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`."""
+
+    path: Path
+    display: str
+    data: bytes | None = None
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    # `--select VL1,VL2` and `--select VL1 --select VL2` mean the same
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def parse_pins(values: Sequence[str]) -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise UsageError(f"--set expects VAR=VALUE, got {item!r}")
+        pins[name.strip()] = value
+    return pins
+
+
+def cli_overrides(opts: CheckOptions) -> dict[str, Any]:
+    """The settings the command line gives (snake_case keys, as `load_settings` takes them)."""
+    return {
+        "select": _split(opts.select),
+        "extend_select": _split(opts.extend_select),
+        "ignore": _split(opts.ignore),
+        "fail_on": opts.fail_on,
+        "device": opts.device,
+        "pins": parse_pins(opts.set_),
+        "verl_version": opts.verl_version,
+    }
+
+
+def resolver_for(opts: CheckOptions):
+    from verl_lint.settings import SettingsResolver
+
+    config = Path(opts.config) if opts.config else None
+    if config is not None and not config.is_file():
+        raise UsageError(f"--config {opts.config}: no such file")
+    return SettingsResolver(cli_overrides(opts), config)
+
+
+def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
+    from verl_lint.discovery import DiscoveryError, discover
+
+    paths = list(opts.paths) or ["."]
+    targets: list[Target] = []
+    if "-" in paths:
+        if len(paths) > 1:
+            raise UsageError("`-` (stdin) cannot be combined with other paths")
+        name = opts.stdin_filename or "-"
+        path = Path(opts.stdin_filename) if opts.stdin_filename else Path.cwd() / "-"
+        if opts.force_exclude and settings_for(path).is_excluded(path):
+            return []
+        return [Target(path, name, sys.stdin.buffer.read())]
+    try:
+        files = discover([Path(p) for p in paths], settings_for,
+                         force_exclude=opts.force_exclude)
+    except DiscoveryError as exc:
+        raise UsageError(str(exc)) from None
+    for f in files:
+        targets.append(Target(f, str(f)))
+    if not targets and not opts.force_exclude:
+        raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
+                         f"{', '.join(paths)}")
+    return targets
+
+
+def lint_targets(targets: Sequence[Target], settings_for, jobs: int) -> list:
+    from verl_lint.engine import lint_paths
+
+    reports: list = []
+    disk = [t for t in targets if t.data is None]
+    by_path = iter(lint_paths([t.path for t in disk], settings_for, jobs=jobs,
+                              display={t.path: t.display for t in disk}.__getitem__))
+    for t in targets:
+        if t.data is None:
+            reports.append(next(by_path))
+        else:
+            reports.append(_lint_bytes(t, settings_for(t.path)))
+    return reports
+
+
+def _lint_bytes(t: Target, settings):
+    from verl_lint.engine import FileReport, lint_with_budget, script_problem
+    from verl_lint.source import SourceText
+
+    problem = script_problem(t.data)
+    if problem is not None:
+        return FileReport(path=t.display, error=problem)
+    return lint_with_budget(SourceText(t.data, t.display), settings, path=t.display)
+
+
+def exit_status(reports: Sequence, settings_for, opts: CheckOptions) -> int:
+    if any(r.error is not None for r in reports):
+        return 2
+    if opts.exit_zero:
+        return 0
+    for r in reports:
+        if r.diagnostics:
+            threshold = settings_for(Path(r.path)).fail_on.rank
+            if any(d.severity.rank >= threshold for d in r.diagnostics):
+                return 1
+    return 0
+
+
+def _use_color(opts: CheckOptions, stream) -> bool:
+    if opts.no_color or opts.output or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def report(reports: Sequence, opts: CheckOptions) -> None:
+    from verl_lint.report import RenderOptions, render, statistics, summary
+
+    for r in reports:
+        if r.error is not None:
+            click.echo(f"error: {r.path}: {r.error}", err=True)
+    out = open(opts.output, "w", encoding="utf-8") if opts.output else sys.stdout
+    try:
+        if opts.statistics:
+            out.write(statistics(reports))
+            if not opts.quiet:
+                out.write(summary(reports) + "\n")
+        else:
+            render(opts.output_format, reports, out,
+                   RenderOptions(color=_use_color(opts, out), quiet=opts.quiet))
+    finally:
+        if opts.output:
+            out.close()
+
+
+def show_settings(opts: CheckOptions, settings_for) -> None:
+    path = Path(opts.paths[0] if opts.paths and opts.paths[0] != "-" else
+                opts.stdin_filename or ".")
+    settings = settings_for(path)
+    source = settings.config_file or "defaults (no configuration file found)"
+    click.echo(f"Settings for {path} from {source}:")
+    click.echo(json.dumps(settings.toml_dict(), indent=2))
+
+
+def run_check(opts: CheckOptions) -> int:
+    from verl_lint.settings import SettingsError
+
+    try:
+        settings_for = resolver_for(opts)
+        if opts.show_settings:
+            show_settings(opts, settings_for)
+            return 0
+        targets = find_targets(opts, settings_for)
+        reports = lint_targets(targets, settings_for, opts.jobs or os.cpu_count() or 1)
+        report(reports, opts)
+        return exit_status(reports, settings_for, opts)
+    except (UsageError, SettingsError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 2
+    except OSError as exc:  # e.g. --output into a missing directory
+        click.echo(f"error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - users get a message, not a traceback
+        if os.environ.get("VERL_LINT_DEBUG"):
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+                   "(set VERL_LINT_DEBUG=1 for a traceback, and please report it)", err=True)
+        return 2
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, metavar="RULES",
+              help="Rules to enable (code, prefix like VL2, name, or ALL); replaces the config.")
+@click.option("--extend-select", multiple=True, metavar="RULES",
+              help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, metavar="RULES", help="Rules to disable.")
+@click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="full",
+              show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Write the report to FILE instead of stdout.")
+@click.option("--fail-on", type=click.Choice(SEVERITIES),
+              help="Lowest severity that makes the exit status 1 (default: warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option("--statistics", is_flag=True, help="Print counts per rule instead of findings.")
+@click.option("--device", help="Lint only this device scenario (gpu, npu, …).")
+@click.option("--set", "set_", multiple=True, metavar="VAR=VALUE",
+              help="Pin a shell variable for the scenarios (repeatable).")
+@click.option("--verl-version", metavar="X.Y.Z", help="verl release to check against.")
+@click.option("--config", type=click.Path(dir_okay=False),
+              help="Use this configuration file instead of discovering one.")
+@click.option("--no-color", is_flag=True, help="No colours in the `full` format.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only (no summary line).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Lint files in N processes (0 = one per CPU).")
+@click.option("--stdin-filename", metavar="PATH",
+              help="With `-`: the path the script on stdin is reported (and configured) as.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply `exclude` to files named explicitly too (for pre-commit).")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings that apply to the first PATH and exit.")
+def command(**kwargs: Any) -> None:
+    """Lint verl launch scripts: files, directories (recursing into *.sh and bash/sh
+    shebang files), or `-` for stdin."""
+    sys.exit(run_check(CheckOptions(**kwargs)))

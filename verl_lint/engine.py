@@ -1,0 +1,344 @@
+"""The engine: one script in, sorted diagnostics out.
+
+Per file: parse once, choose the verl version, interpret every scenario, analyse each launch
+against verl (an identical launch in two scenarios is analysed once), run the enabled rules by
+scope, merge the same finding across scenarios, then apply severity overrides and suppressions
+and report unused suppressions (VL002).
+
+A file that cannot be linted at all (unreadable, binary, not UTF-8, over the time budget) gets a
+`FileReport.error` instead of diagnostics: the CLI prints it as an error line and exits 2,
+because "no findings" would be a lie about a file verl-lint never read. A crashing rule or stage
+is also an `error` (the other rules' findings are kept); set VERL_LINT_DEBUG=1 to re-raise.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+from verl_lint.diagnostics import Diagnostic
+from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
+from verl_lint.settings import Settings, SettingsError
+from verl_lint.source import SourceText
+from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
+
+if TYPE_CHECKING:
+    from verl_lint.verl.release import VersionChoice
+
+DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
+
+
+@dataclass(frozen=True)
+class FileContext(ScriptContext):
+    """ScriptContext plus what the engine decided for the file (for VL003)."""
+
+    version: "VersionChoice | None" = None
+
+
+@dataclass
+class FileReport:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    version: "VersionChoice | None" = None
+    error: str | None = None
+    source: SourceText | None = None  # for code frames and fixes
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class LintTimeout(Exception):
+    pass
+
+
+# ---- rules ---------------------------------------------------------------------------------
+
+@lru_cache(maxsize=64)
+def _rules_by_scope(codes: frozenset[str]) -> dict[str, tuple[Rule, ...]]:
+    from verl_lint.rules.registry import all_rules
+
+    out: dict[str, list[Rule]] = {"script": [], "scenario": [], "launch": []}
+    for cls in all_rules():
+        if cls.code in codes and cls.scope in out:
+            out[cls.scope].append(cls())
+    return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=None)
+def load_extend_rules(paths: tuple[str, ...]) -> None:
+    """Register the knowledge-base rules of user folders (`extend-rules`), once per process."""
+    if not paths:
+        return
+    try:
+        from verl_lint.rules.knowledge import load_extend_rules as load
+    except ImportError:
+        raise SettingsError("extend-rules: the knowledge-base rule loader is not available")
+    load(paths)
+
+
+def _debug() -> bool:
+    return os.environ.get("VERL_LINT_DEBUG", "") not in ("", "0")
+
+
+class _Run:
+    """Collects diagnostics and internal errors while running rules over one file."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def rule(self, rule: Rule, ctx) -> list[Diagnostic]:
+        try:
+            return list(rule.check(ctx) or ())
+        except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
+            if _debug():
+                raise
+            self.errors.append(f"internal error in rule {rule.code} ({rule.name}): "
+                               f"{type(exc).__name__}: {exc}")
+            return []
+
+    def stage(self, what: str, fn: Callable, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            if _debug():
+                raise
+            self.errors.append(f"internal error while {what}: {type(exc).__name__}: {exc}")
+            return None
+
+
+# ---- one file ------------------------------------------------------------------------------
+
+def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileReport:
+    """Lint one script's text. Never raises for bad input (see module docstring)."""
+    from verl_lint.shell import parse_script
+    from verl_lint.verl.release import choose_version, load_release
+
+    load_extend_rules(settings.extend_rules)
+    enabled = settings.enabled_codes(path)
+    rules = _rules_by_scope(enabled)
+    run = _Run()
+    report = FileReport(path=path, source=source)
+
+    model = run.stage("parsing", parse_script, source)
+    if model is None:
+        report.error = "; ".join(run.errors)
+        return report
+    version = run.stage("choosing the verl version", choose_version,
+                        cli=settings.verl_version if settings.verl_version_from_cli else None,
+                        config=None if settings.verl_version_from_cli else settings.verl_version,
+                        script_text=source.text)
+    report.version = version
+
+    # (diagnostic, labels of the scenarios where it holds); script-scope findings hold everywhere
+    found: list[tuple[Diagnostic, str | None]] = []
+    ctx = FileContext(path=path, source=source, model=model, settings=settings, version=version)
+    for rule in rules["script"]:
+        found.extend((d, None) for d in run.rule(rule, ctx))
+
+    labels: list[str] = []
+    if rules["scenario"] or rules["launch"]:
+        from verl_lint.evaluate import evaluate_script
+
+        runs = run.stage("interpreting the script", evaluate_script, model,
+                         device=settings.device, pins=dict(settings.pins) or None,
+                         known_env=frozenset(settings.known_env)) or []
+        release = None
+        analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
+        for srun in runs:
+            label = srun.scenario.label
+            labels.append(label)
+            sctx = ScenarioContext(path=path, source=source, model=model, settings=settings,
+                                   run=srun)
+            for rule in rules["scenario"]:
+                found.extend((d, label) for d in run.rule(rule, sctx))
+            if not rules["launch"] or not srun.launches:
+                continue
+            if release is None and version is not None:
+                release = run.stage("loading verl knowledge", load_release, version.version)
+            if release is None:
+                continue
+            for launch in srun.launches:
+                analysis = _analysis(run, analyses, release, launch)
+                lctx = LaunchContext(path=path, source=source, model=model, settings=settings,
+                                     run=srun, launch=launch, release=release, analysis=analysis)
+                for rule in rules["launch"]:
+                    found.extend((d, label) for d in run.rule(rule, lctx))
+
+    diagnostics = _merge(found, labels)
+    diagnostics = [_finish(d, settings, path) for d in diagnostics]
+
+    suppressions = parse_suppressions(source, model)
+    if suppressions:
+        diagnostics = suppressions.filter(diagnostics)
+        if UNUSED_CODE in enabled:
+            unused = suppressions.unused(source, enabled)
+            if unused and UNUSED_CODE not in suppressions.file_wide_codes():
+                diagnostics.extend(_finish(d, settings, path) for d in unused)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    report.diagnostics = diagnostics
+    if run.errors:
+        report.error = "; ".join(run.errors)
+    return report
+
+
+def _analysis(run: _Run, cache: list[tuple], release, launch):
+    for seen, analysis in cache:
+        if seen == launch:
+            return analysis
+    from verl_lint.verl.analysis import analyze_launch
+
+    analysis = run.stage("analysing the launch against verl", analyze_launch, release, launch)
+    cache.append((launch, analysis))
+    return analysis
+
+
+def _merge(found: list[tuple[Diagnostic, str | None]], labels: list[str]) -> list[Diagnostic]:
+    """One diagnostic per (code, span, message); scenarios=() when it holds in all of them."""
+    merged: dict[tuple, tuple[Diagnostic, list[str]]] = {}
+    everywhere = set()
+    for diag, label in found:
+        key = (diag.code, diag.span.start, diag.span.end, diag.message)
+        entry = merged.get(key)
+        if entry is None:
+            entry = merged[key] = (diag, [])
+        if label is None:
+            everywhere.add(key)
+        elif label not in entry[1]:
+            entry[1].append(label)
+    all_labels = set(labels)
+    out = []
+    for key, (diag, where) in merged.items():
+        if key in everywhere or set(where) >= all_labels:
+            scenarios: tuple[str, ...] = ()
+        else:
+            order = {lab: i for i, lab in enumerate(labels)}
+            scenarios = tuple(sorted((w for w in where if w), key=order.__getitem__))
+        out.append(diag.model_copy(update={"scenarios": scenarios}) if scenarios != diag.scenarios
+                   else diag)
+    return out
+
+
+def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
+    """Fill what the engine owns: name, url, path, configured severity."""
+    from verl_lint.rules.registry import get_rule
+
+    update: dict = {"path": path}
+    if not diag.name or not diag.url:
+        rule = get_rule(diag.code)
+        if rule is not None:
+            update["name"] = diag.name or rule.name
+            update["url"] = diag.url or rule.url()
+    severity = settings.severity_for(diag.code, diag.severity)
+    if severity != diag.severity:
+        update["severity"] = severity
+    return diag.model_copy(update=update)
+
+
+# ---- files ---------------------------------------------------------------------------------
+
+def script_problem(data: bytes) -> str | None:
+    """Why these bytes cannot be linted as a script (binary, not UTF-8), or None."""
+    if b"\0" in data:
+        return "binary file (contains NUL bytes); not linted"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = SourceText(data).position(exc.start)
+        return (f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
+                "verl-lint reads scripts as UTF-8")
+    return None
+
+
+def read_script(path: Path) -> tuple[SourceText | None, str | None]:
+    """(source, None) or (None, why it cannot be linted)."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return None, "is a directory"
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    problem = script_problem(data)
+    if problem is not None:
+        return None, problem
+    return SourceText(data, str(path)), None
+
+
+def lint_file(path: Path, settings: Settings, *, display: str | None = None,
+              timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
+    """Read and lint one file; `display` is the path shown in reports (default: as given)."""
+    name = display if display is not None else str(path)
+    source, problem = read_script(path)
+    if source is None:
+        return FileReport(path=name, error=problem)
+    return lint_with_budget(source, settings, path=name, timeout=timeout)
+
+
+def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
+                     timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
+    """`lint_source` that gives up after `timeout` seconds (main thread only: SIGALRM)."""
+    usable = (timeout and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        return lint_source(source, settings, path=path)
+
+    def expired(signum, frame):
+        raise LintTimeout
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    started = time.monotonic()
+    try:
+        return lint_source(source, settings, path=path)
+    except LintTimeout:
+        return FileReport(path=path, source=source,
+                          error=f"gave up after {time.monotonic() - started:.0f} s "
+                                "(time budget per file exceeded); not linted")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:
+    path, settings, display = args
+    return lint_file(path, settings, display=display)
+
+
+def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
+               jobs: int = 1, display: Callable[[Path], str] = str) -> list[FileReport]:
+    """Lint files in the given order; `jobs > 1` uses a process pool (same output order)."""
+    tasks = [(p, settings_for(p), display(p)) for p in paths]
+    if jobs > 1 and len(tasks) > 1:
+        reports = _lint_parallel(tasks, jobs)
+        if reports is not None:
+            return reports
+    return [_lint_task(t) for t in tasks]
+
+
+def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    # rules loaded before the pool starts are inherited by forked workers
+    from verl_lint.rules.registry import all_rules
+
+    all_rules()
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+            chunk = max(1, len(tasks) // (jobs * 4))
+            return list(pool.map(_lint_task, tasks, chunksize=chunk))
+    except (OSError, NotImplementedError, PermissionError):
+        return None  # no process support here (sandbox): lint serially
+
+
+def count_by_severity(reports: Iterable[FileReport]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for r in reports:
+        for d in r.diagnostics:
+            counts[d.severity.value] += 1
+    return counts

@@ -1,0 +1,76 @@
+"""`json`: one object, a stable schema other tools parse (documented in the README).
+
+{"verl_lint_version": str, "verl_version": str | null (null when files differ),
+ "files": [{"path", "verl_version", "error"}],
+ "diagnostics": [{"code", "name", "severity", "message", "path", "line", "column",
+                  "end_line", "end_column", "scenarios", "help", "labels", "fix", "url"}]}
+Lines and columns are 1-based (columns count characters); fix edits are byte offsets.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
+
+from verl_lint import __version__
+from verl_lint.report import RenderOptions
+
+if TYPE_CHECKING:
+    from verl_lint.diagnostics import Diagnostic, Fix
+    from verl_lint.engine import FileReport
+    from verl_lint.source import SourceText, Span
+
+
+def _position(span: "Span") -> dict[str, int]:
+    return {"line": span.line, "column": span.column,
+            "end_line": span.end_line, "end_column": span.end_column}
+
+
+def fix_dict(fix: "Fix | None", source: "SourceText | None") -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    edits = []
+    for e in fix.edits:
+        edit: dict[str, Any] = {"start": e.start, "end": e.end, "replacement": e.replacement}
+        if source is not None:
+            edit.update(_position(source.span(e.start, e.end)))
+        edits.append(edit)
+    return {"title": fix.title, "applicability": fix.applicability, "edits": edits}
+
+
+def diagnostic_dict(d: "Diagnostic", path: str, source: "SourceText | None") -> dict[str, Any]:
+    return {
+        "code": d.code,
+        "name": d.name,
+        "severity": d.severity.value,
+        "message": d.message,
+        "path": path,
+        **_position(d.span),
+        "scenarios": list(d.scenarios),
+        "help": d.help,
+        "labels": [{"message": lab.message, **_position(lab.span)} for lab in d.labels],
+        "fix": fix_dict(d.fix, source),
+        "url": d.url,
+    }
+
+
+def common_version(reports: Sequence["FileReport"]) -> str | None:
+    versions = {r.version.version for r in reports if r.version is not None}
+    return versions.pop() if len(versions) == 1 else None
+
+
+def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
+    return {
+        "verl_lint_version": __version__,
+        "verl_version": common_version(reports),
+        "files": [{"path": r.path,
+                   "verl_version": r.version.version if r.version is not None else None,
+                   "error": r.error} for r in reports],
+        "diagnostics": [diagnostic_dict(d, r.path, r.source)
+                        for r in reports for d in r.diagnostics],
+    }
+
+
+def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
+    json.dump(document(reports), out, indent=2, ensure_ascii=False)
+    out.write("\n")

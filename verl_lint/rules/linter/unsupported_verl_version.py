@@ -1,0 +1,74 @@
+"""VL003 unsupported-verl-version."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.rules.base import Rule, ScriptContext
+from verl_lint.rules.registry import register
+from verl_lint.verl.versions import SUPPORTED_VERSIONS
+
+# where a script pins its verl version: `# verl==0.8.0` (or `verl>=…`) in a header comment
+_PIN = re.compile(rb"^[ \t]*#.*?\bverl\s*[=<>!~]=?\s*([0-9][0-9A-Za-z.+\-]*)", re.M)
+
+
+@register
+class UnsupportedVerlVersion(Rule):
+    """The requested verl version has no bundled schema.
+
+    ## What it does
+    Reports when the verl version asked for (`--verl-version`, `verl-version` in the
+    configuration, the installed `verl`, or a `verl==X` pin in the script's header comments)
+    is not one verl-lint bundles. The message lists the bundled versions and says which one
+    the script is checked against instead.
+
+    ## Why is this bad?
+    verl renames and removes configuration keys between releases. Checked against a different
+    release, a correct key can be reported as unknown, or a removed key can pass.
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    # verl==0.3.1
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    # verl==0.8.0
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8
+    ```
+
+    ## References
+    - The "verl versions" part of the verl-lint README
+    """
+
+    code = "VL003"
+    name = "unsupported-verl-version"
+    severity = Severity.WARNING
+    summary = "the requested verl version has no bundled schema"
+    scope = "script"
+
+    def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
+        choice = getattr(ctx, "version", None)  # the engine's FileContext carries it
+        if choice is None or choice.supported:
+            return
+        requested = choice.requested or "?"
+        span = ctx.source.span(0, 0)
+        if choice.source == "script header":
+            for m in _PIN.finditer(ctx.source.data):
+                if m.group(1).decode() == requested:
+                    span = ctx.source.span(m.start(1), m.end(1))
+                    break
+        bundled = ", ".join(SUPPORTED_VERSIONS)
+        yield self.diagnostic(
+            span,
+            f"verl {requested} (from {choice.source}) has no bundled schema; "
+            f"checking against verl {choice.version} instead",
+            help=f"bundled verl versions: {bundled}",
+        )

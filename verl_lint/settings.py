@@ -1,0 +1,345 @@
+"""Settings: `[tool.verl-lint]` in pyproject.toml or `.verl-lint.toml`, merged with the CLI.
+
+The configuration file closest to the linted file wins (no merging between files); values given
+on the command line override it. Keys are kebab-case in TOML (`fail-on`) and snake_case in Python
+(`fail_on`). Pins from `set = {VAR = "value"}` / `--set VAR=VALUE` are the `pins` field.
+
+Rule selectors (`select`, `extend-select`, `ignore`, `per-file-ignores`, `severity` keys) accept a
+code (`VL201`), a prefix (`VL2`), a rule name (`unknown-override-key`) or `ALL`. The enabled set
+is `(select ∪ extend-select) − ignore − per-file-ignores matching the file`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from verl_lint.diagnostics import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_FILES = (".verl-lint.toml", "pyproject.toml")  # same directory: the first one wins
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
+    "build", "dist", "site-packages",
+)
+
+
+class SettingsError(Exception):
+    """A configuration problem the user must fix (exit code 2)."""
+
+
+def _kebab(name: str) -> str:
+    return "set" if name == "pins" else name.replace("_", "-")
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                              frozen=True)
+
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    severity: dict[str, Severity] = Field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    verl_version: str | None = None
+    device: str | None = None
+    pins: dict[str, str] = Field(default_factory=dict)
+    known_env: tuple[str, ...] = ()
+    extend_rules: tuple[str, ...] = ()
+    # where the values came from; not a TOML key (load_settings fills it)
+    config_file: str | None = Field(default=None, exclude=True)
+    verl_version_from_cli: bool = Field(default=False, exclude=True)
+
+    @field_validator("select", "extend_select", "ignore", "known_env", "extend_rules", "exclude",
+                     mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return (v,) if isinstance(v, str) else v
+
+    @field_validator("per_file_ignores", mode="before")
+    @classmethod
+    def _per_file_one_or_many(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: (c,) if isinstance(c, str) else c for k, c in v.items()}
+        return v
+
+    @field_validator("pins", mode="before")
+    @classmethod
+    def _pins_are_strings(cls, v: Any) -> Any:
+        # TOML `set = {TP = 4}` means the shell string "4"
+        if isinstance(v, dict):
+            return {k: str(x).lower() if isinstance(x, bool) else str(x) for k, x in v.items()}
+        return v
+
+    @property
+    def base_dir(self) -> Path:
+        """Relative patterns (`exclude`, `per-file-ignores`) are relative to this directory."""
+        return Path(self.config_file).parent if self.config_file else Path.cwd()
+
+    def enabled_codes(self, path: str | None = None) -> frozenset[str]:
+        """Codes of the rules enabled for `path` (per-file-ignores applied)."""
+        ignored = self._per_file_ignored(path) if path and self.per_file_ignores else ()
+        return _enabled(self.select, self.extend_select, self.ignore, ignored, _registry_size())
+
+    def _per_file_ignored(self, path: str) -> tuple[str, ...]:
+        rel = _relative_posix(path, self.base_dir)
+        name = PurePosixPath(rel).name
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern):
+                out.extend(codes)
+        return tuple(out)
+
+    def severity_for(self, code: str, default: Severity) -> Severity:
+        """The configured severity for a rule (later `severity` entries win), else `default`."""
+        if not self.severity:
+            return default
+        table = _severity_table(tuple(self.severity.items()), _registry_size())
+        return table.get(code, default)
+
+    def validate_selectors(self) -> None:
+        """Raise SettingsError (naming the file and key) when a selector names no rule."""
+        try:
+            self.enabled_codes()
+            for codes in self.per_file_ignores.values():
+                resolve_selectors(codes, "per-file-ignores")
+            self.severity_for("", Severity.INFO)
+        except SettingsError as exc:
+            where = f"{self.config_file}: " if self.config_file else ""
+            raise SettingsError(f"{where}{exc}") from None
+
+    def is_excluded(self, path: Path) -> bool:
+        """True when a component name or the relative path matches an `exclude` pattern."""
+        rel = _relative_posix(str(path), self.base_dir)
+        parts = PurePosixPath(rel).parts
+        for pattern in self.exclude:
+            pattern = pattern.rstrip("/")
+            if "/" in pattern:
+                if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
+                    return True
+            elif any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+                return True
+        return False
+
+    def toml_dict(self) -> dict[str, Any]:
+        """The settings as `[tool.verl-lint]` keys (for `--show-settings`)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _relative_posix(path: str, base: Path) -> str:
+    p = Path(path)
+    try:
+        p = p.resolve().relative_to(base.resolve())
+    except (ValueError, OSError):
+        pass
+    return p.as_posix()
+
+
+# ---- rule selectors -------------------------------------------------------------------------
+
+def _registry_size() -> int:
+    # part of the memo keys: rules added at run time (extend-rules) change what `ALL` means
+    from verl_lint.rules.registry import all_rules
+
+    return len(all_rules())
+
+
+@lru_cache(maxsize=256)
+def _enabled(select: tuple[str, ...], extend: tuple[str, ...], ignore: tuple[str, ...],
+             per_file: tuple[str, ...], _size: int) -> frozenset[str]:
+    codes = resolve_selectors(select, "select") | resolve_selectors(extend, "extend-select")
+    codes -= resolve_selectors(ignore, "ignore")
+    codes -= resolve_selectors(per_file, "per-file-ignores")
+    return frozenset(codes)
+
+
+@lru_cache(maxsize=64)
+def _severity_table(items: tuple[tuple[str, Severity], ...], _size: int) -> dict[str, Severity]:
+    table: dict[str, Severity] = {}
+    for selector, sev in items:
+        for code in resolve_selectors((selector,), "severity"):
+            table[code] = sev
+    return table
+
+
+def resolve_selectors(selectors: Iterable[str], key: str = "select") -> set[str]:
+    """Codes matched by code / prefix / name / ALL; an unknown selector raises SettingsError."""
+    from verl_lint.rules.registry import all_rules
+
+    rules = all_rules()
+    out: set[str] = set()
+    for raw in selectors:
+        sel = raw.strip()
+        if sel.upper() == "ALL":
+            out.update(r.code for r in rules)
+            continue
+        matched = {r.code for r in rules
+                   if r.code == sel.upper() or r.name == sel
+                   or (sel.upper().startswith("VL") and r.code.startswith(sel.upper()))}
+        if not matched:
+            raise SettingsError(f"{key}: unknown rule selector {raw!r}{_suggest(sel, rules)}")
+        out |= matched
+    return out
+
+
+def _suggest(sel: str, rules) -> str:
+    names = [r.code for r in rules] + [r.name for r in rules]
+    close = difflib.get_close_matches(sel, names, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return hint + "; run `verl-lint rule --all` to list rules"
+
+
+# ---- loading --------------------------------------------------------------------------------
+
+def _toml_keys() -> set[str]:
+    return {f.alias or _kebab(n) for n, f in Settings.model_fields.items() if not f.exclude}
+
+
+def read_config(path: Path) -> dict[str, Any] | None:
+    """The verl-lint table of a config file (None for a pyproject.toml without one)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("verl-lint")
+        if table is None:
+            return None
+        if not isinstance(table, dict):
+            raise SettingsError(f"{path}: [tool.verl-lint] must be a table")
+        return table
+    return data
+
+
+def _validate(table: dict[str, Any], path: Path | None) -> Settings:
+    where = f"{path}: " if path else ""
+    section = "[tool.verl-lint] " if path and path.name == "pyproject.toml" else ""
+    known = _toml_keys()
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SettingsError(f"{where}{section}unknown key {key!r}{hint}")
+    try:
+        settings = Settings.model_validate(table)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise SettingsError(f"{where}{section}key {loc!r}: {err['msg']}") from None
+    if path is None:
+        return settings
+    base = path.parent
+    # paths in a config file are relative to that file
+    rules = tuple(str((base / p).resolve()) if not os.path.isabs(p) else p
+                  for p in settings.extend_rules)
+    return settings.model_copy(update={"config_file": str(path), "extend_rules": rules})
+
+
+@lru_cache(maxsize=None)
+def _config_in_dir(directory: str) -> Path | None:
+    for name in CONFIG_FILES:
+        candidate = Path(directory) / name
+        if candidate.is_file():
+            if name == "pyproject.toml" and read_config(candidate) is None:
+                continue
+            return candidate
+    return None
+
+
+def find_config(path: Path) -> Path | None:
+    """The configuration file closest to `path` (a file or a directory), or None."""
+    try:
+        current = path.resolve()
+    except OSError:
+        current = path.absolute()
+    if not current.is_dir():
+        current = current.parent
+    for directory in (current, *current.parents):
+        found = _config_in_dir(str(directory))
+        if found is not None:
+            return found
+    return None
+
+
+@lru_cache(maxsize=None)
+def _load_config_file(path: Path) -> Settings:
+    table = read_config(path)
+    return _validate(table or {}, path)
+
+
+def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
+    """Apply command-line values (snake_case keys; None/empty means not given).
+
+    `--select` replaces the configured selection (and drops the configured extend-select and
+    ignore, as a fresh start); `--extend-select`, `--ignore`, `--set`, `--known-env` add to it.
+    """
+    update: dict[str, Any] = {}
+    given = {k: v for k, v in cli.items() if v not in (None, (), [], {})}
+    try:
+        cli_values = Settings.model_validate(given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise SettingsError(f"command line option {_kebab(loc)!r}: {err['msg']}") from None
+    for key in given:
+        value = getattr(cli_values, key)
+        if key == "select":
+            update.update(select=value, extend_select=(), ignore=())
+        elif key in ("extend_select", "ignore", "known_env", "extend_rules", "exclude"):
+            base = update.get(key, getattr(settings, key))
+            update[key] = tuple(base) + tuple(value)
+        elif key in ("pins", "severity", "per_file_ignores"):
+            update[key] = {**getattr(settings, key), **value}
+        else:
+            update[key] = value
+    if "select" in given:
+        update["extend_select"] = tuple(cli_values.extend_select)
+        update["ignore"] = tuple(cli_values.ignore)
+    if "verl_version" in given:
+        update["verl_version_from_cli"] = True
+    return settings.model_copy(update=update) if update else settings
+
+
+def load_settings(path: Path, cli: dict[str, Any] | None = None, *,
+                  config_file: Path | None = None) -> Settings:
+    """Settings for linting `path`: `config_file` if given, else the closest config, + CLI."""
+    found = config_file if config_file is not None else find_config(path)
+    base = _load_config_file(found.resolve()) if found is not None else Settings()
+    settings = merge_cli(base, cli or {})
+    settings.validate_selectors()
+    return settings
+
+
+class SettingsResolver:
+    """`settings_for(path)` with one Settings object per configuration file (so the engine's
+    per-Settings caches are shared by every file under it)."""
+
+    def __init__(self, cli: dict[str, Any] | None = None, config_file: Path | None = None):
+        self.cli = cli or {}
+        self.config_file = config_file
+        self._by_config: dict[Path | None, Settings] = {}
+
+    def __call__(self, path: Path) -> Settings:
+        found = self.config_file if self.config_file is not None else find_config(path)
+        key = found.resolve() if found is not None else None
+        settings = self._by_config.get(key)
+        if settings is None:
+            settings = self._by_config[key] = load_settings(path, self.cli, config_file=found)
+        return settings
