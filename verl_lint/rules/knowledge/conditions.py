@@ -1,0 +1,227 @@
+"""Evaluating `when`/`require`/`forbid` against one launch's effective config.
+
+Every test answers True, False or None (unknown: an `Unknown` operand, an unresolved
+interpolation, a mandatory `???`). None never makes a rule fire (precision over recall).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterator
+
+from verl_lint.evaluate.model import Unknown
+from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
+from verl_lint.verl.versions import in_range
+
+if TYPE_CHECKING:
+    from verl_lint.rules.base import LaunchContext
+    from verl_lint.rules.knowledge.families import FamilyMatcher, ModelInfo
+    from verl_lint.rules.knowledge.schema import KeyCondition, ModelCondition, When
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN: Any = _Unknown()
+MODEL_PATH = "actor_rollout_ref.model.path"
+ROLLOUT_NAME = "actor_rollout_ref.rollout.name"
+STRATEGY = "actor_rollout_ref.actor.strategy"
+_DEVICE_OF_TRAINER = {"npu": "npu", "cuda": "gpu", "gpu": "gpu"}
+
+
+def normalize(value: Any) -> Any:
+    """The value as Hydra would type it; UNKNOWN when it cannot be known statically."""
+    if isinstance(value, (Unknown, _Unknown)):
+        return UNKNOWN
+    if isinstance(value, str):
+        text = value.strip()
+        if "${" in text or text == MISSING:
+            return UNKNOWN
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            return text[1:-1]
+        low = text.lower()
+        if low in ("true", "false"):
+            return low == "true"
+        if low == "null":
+            return None
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+    return value
+
+
+def show(value: Any) -> str:
+    """A value the way a script writes it."""
+    if value is UNKNOWN:
+        return "<unknown>"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return a == b
+
+
+def compare(op: str, actual: Any, expected: Any) -> bool | None:
+    if op == "is_set":
+        return (actual is not None) == expected if actual is not UNKNOWN else None
+    if actual is UNKNOWN or expected is UNKNOWN:
+        return None
+    if op == "==":
+        return _equal(actual, expected)
+    if op == "!=":
+        return not _equal(actual, expected)
+    if op in ("in", "not_in"):
+        hit = any(_equal(actual, normalize(e)) for e in expected)
+        return hit if op == "in" else not hit
+    if op == "regex":
+        return actual is not None and re.search(str(expected), str(actual)) is not None
+    if not (_number(actual) and _number(expected)):
+        return None
+    return {"<": actual < expected, "<=": actual <= expected,
+            ">": actual > expected, ">=": actual >= expected}[op]
+
+
+@lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern[str]:
+    parts = []
+    for seg in pattern.split("."):
+        parts.append({"*": r"[^.]+", "**": r"[^.]+(?:\.[^.]+)*"}.get(seg, re.escape(seg)))
+    return re.compile(r"\.".join(parts) + r"\Z")
+
+
+def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
+    if "*" not in pattern:
+        return [pattern]
+    prefix = pattern.split("*", 1)[0]
+    rx = _glob(pattern)
+    return [k for k in config.keys(prefix) if rx.match(k)]
+
+
+@dataclass
+class Facts:
+    """What a knowledge rule may ask about one launch."""
+
+    config: EffectiveConfig
+    version: str
+    device: str | None
+    module: str | None
+    _models: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_context(cls, ctx: "LaunchContext") -> "Facts":
+        config = ctx.config
+        assert config is not None
+        device = ctx.run.scenario.device
+        if device is None:  # no device branch: trust an explicit trainer.device
+            r = config.get("trainer.device")
+            if r is not None and r.origin.kind == "script":
+                device = _DEVICE_OF_TRAINER.get(str(normalize(r.value)))
+        module = ctx.launch.module
+        if module is None and ctx.launch.script:
+            module = ctx.launch.script.removesuffix(".py").replace("/", ".")
+        return cls(config, ctx.release.version, device, module)
+
+    def value(self, key: str) -> Any:
+        r = self.config.get(key)
+        return None if r is None else normalize(r.value)
+
+    def model(self, families: "FamilyMatcher") -> "ModelInfo | None":
+        if id(families) not in self._models:
+            path = self.value(MODEL_PATH)
+            self._models[id(families)] = (
+                families.classify(path) if isinstance(path, str) and path else None)
+        return self._models[id(families)]
+
+
+def test(cond: "KeyCondition", resolved: Resolved | None, facts: Facts) -> bool | None:
+    """One condition on one key's resolved value."""
+    from verl_lint.rules.knowledge.schema import KeyRef
+
+    if resolved is None:
+        return (not cond.value) if cond.op == "is_set" else None
+    if cond.origin is not None and resolved.origin.kind != cond.origin:
+        return False
+    expected = cond.value
+    if isinstance(expected, KeyRef):
+        other = facts.config.get(expected.key)
+        expected = UNKNOWN if other is None else normalize(other.value)
+    elif cond.op not in ("in", "not_in", "regex", "is_set"):
+        expected = normalize(expected)
+    return compare(cond.op, normalize(resolved.value), expected)
+
+
+def key_holds(cond: "KeyCondition", facts: Facts, families: "FamilyMatcher") -> bool | None:
+    """A `when` condition: true when some matching key satisfies it (and its own `when`)."""
+    if cond.when is not None and not when_holds(cond.when, facts, families):
+        return False
+    answers = [test(cond, facts.config.get(k), facts) for k in matching_keys(facts.config, cond.key)]
+    if any(a is True for a in answers):
+        return True
+    return None if any(a is None for a in answers) or not answers else False
+
+
+def _model_holds(m: "ModelCondition", info: "ModelInfo | None") -> bool | None:
+    if info is None:
+        return None
+    if m.family is not None and info.family not in m.family:
+        return False
+    if m.traits is not None and not set(m.traits) <= info.traits:
+        return False
+    if m.params_b is not None:
+        if info.params_b is None:
+            return None
+        for op, bound in m.params_b.items():
+            if not compare(op, info.params_b, bound):
+                return False
+    return True
+
+
+def when_holds(when: "When", facts: Facts, families: "FamilyMatcher") -> bool:
+    """True only when every condition is known to hold."""
+    from verl_lint.rules.knowledge.schema import AnyOf
+
+    if when.device is not None and facts.device not in when.device:
+        return False
+    if when.verl is not None and not in_range(facts.version, when.verl):
+        return False
+    if when.entry_point is not None and not (
+            facts.module and any(fnmatch.fnmatchcase(facts.module, p) for p in when.entry_point)):
+        return False
+    for key, allowed in ((ROLLOUT_NAME, when.rollout), (STRATEGY, when.strategy)):
+        if allowed is not None:
+            v = facts.value(key)
+            if v is UNKNOWN or v not in allowed:
+                return False
+    if when.model is not None and _model_holds(when.model, facts.model(families)) is not True:
+        return False
+    for cond in when.config:
+        conds = cond.any if isinstance(cond, AnyOf) else [cond]
+        if not any(key_holds(c, facts, families) is True for c in conds):
+            return False
+    return True
+
+
+def entry_results(cond: "KeyCondition", facts: Facts,
+                  families: "FamilyMatcher") -> Iterator[tuple[str, Resolved | None, bool | None]]:
+    """(key, resolved, test result) for every key a require/forbid entry applies to."""
+    if cond.when is not None and not when_holds(cond.when, facts, families):
+        return
+    for key in matching_keys(facts.config, cond.key):
+        resolved = facts.config.get(key)
+        yield key, resolved, test(cond, resolved, facts)

@@ -1,0 +1,96 @@
+"""The model-family table (`rules/model_families.yaml`): model path → family, traits, size."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+FAMILY_FILE = "model_families.yaml"
+
+# `397B`, `0.5B`, `8x7B`; not `A17B` (active parameters: preceded by a letter)
+_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
+
+
+class _Family(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    match: str
+    traits: tuple[str, ...] = ()
+    params_b: float | None = None
+    note: str = ""
+
+
+class _Trait(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    trait: str
+    match: str
+
+
+class FamilyTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    families: tuple[_Family, ...] = Field(default_factory=tuple)
+    traits: tuple[_Trait, ...] = Field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: str
+    family: str | None
+    traits: frozenset[str]
+    params_b: float | None
+
+    def describe(self) -> str:
+        size = f", {self.params_b:g}B parameters" if self.params_b is not None else ""
+        return f"{self.family or 'unknown family'}{size}"
+
+
+class FamilyMatcher:
+    def __init__(self, table: FamilyTable) -> None:
+        self._families = [(f, re.compile(f.match, re.I)) for f in table.families]
+        self._traits = [(t.trait, re.compile(t.match, re.I)) for t in table.traits]
+        self.classify = lru_cache(maxsize=1024)(self._classify)
+
+    def _classify(self, path: str) -> ModelInfo:
+        family = None
+        traits: set[str] = set()
+        params = None
+        for f, rx in self._families:
+            if rx.search(path):
+                family, params = f.name, f.params_b
+                traits.update(f.traits)
+                break
+        traits.update(t for t, rx in self._traits if rx.search(path))
+        return ModelInfo(path, family, frozenset(traits), parse_params_b(path) or params)
+
+
+def parse_params_b(path: str) -> float | None:
+    """Parameter count in billions from the last path segment that names one."""
+    for segment in reversed([s for s in path.lower().split("/") if s]):
+        sizes = _SIZE.findall(segment)
+        if sizes:
+            experts, size = sizes[0]
+            return float(size) * (int(experts) if experts else 1)
+    return None
+
+
+def load_family_table(path: Path) -> FamilyTable:
+    import yaml
+
+    from verl_lint.rules.knowledge.loader import KnowledgeBaseError, format_validation_error
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        table = FamilyTable.model_validate(data)
+        for f in table.families:
+            re.compile(f.match)
+        for t in table.traits:
+            re.compile(t.match)
+    except ValidationError as exc:
+        raise KnowledgeBaseError(format_validation_error(path, "model families", exc)) from None
+    except (yaml.YAMLError, re.error, OSError) as exc:
+        raise KnowledgeBaseError(f"{path}: {exc}") from None
+    return table

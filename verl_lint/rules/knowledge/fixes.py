@@ -1,0 +1,175 @@
+"""Turning a rule's `fix: {set: {key: value}}` into byte edits of the script.
+
+Placement, in order of preference:
+1. the launch already has an override of the key: replace its value;
+2. a new element after the last override of the same role (longest shared key prefix) of its
+   array — when the rule is device-specific and that array element is shared by every device,
+   a `ARR+=(…)` line at the end of the scenario's own `case` branch instead;
+3. before that override in an inline `\\` chain.
+A fix that changes what another scenario runs, or drops a variable, is marked unsafe.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from verl_lint.diagnostics import Edit, Fix
+from verl_lint.evaluate.model import Override, Unknown
+from verl_lint.source import Span
+
+if TYPE_CHECKING:
+    from verl_lint.rules.base import LaunchContext
+    from verl_lint.rules.knowledge.schema import FixSpec
+
+
+def render(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def _bare(key: str) -> str:
+    return key.split("@", 1)[0]
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def build_fix(ctx: "LaunchContext", spec: "FixSpec", *, device_specific: bool) -> Fix | None:
+    edits: dict[int, Edit] = {}
+    unsafe = spec.applicability == "unsafe"
+    for key, value in spec.set.items():
+        text = render(value)
+        existing = [o for o in ctx.launch.overrides if _bare(o.key) == key and o.prefix != "~"]
+        if existing:
+            ov = existing[-1]
+            if ov.value_span is not None and not isinstance(ov.value, Unknown):
+                edit = Edit(start=ov.value_span.start, end=ov.value_span.end, replacement=text)
+            else:  # the value comes from a variable: replacing the word drops it
+                edit = Edit(start=ov.span.start, end=ov.span.end,
+                            replacement=f"{ov.prefix}{key}={text}")
+                unsafe = True
+            unsafe |= device_specific and not _in_scenario_branch(ctx, ov.span)
+        else:
+            config = ctx.config
+            prefix = spec.prefix if spec.prefix is not None else (
+                "" if config is not None and key in config else "+")
+            placed = _insertion(ctx, key, f"{prefix}{key}={text}", spec.near, device_specific)
+            if placed is None:
+                return None
+            edit, safe = placed
+            unsafe |= not safe
+        if edit.start in edits and edit.start == edit.end:  # two insertions at one place
+            prev = edits[edit.start]
+            edit = Edit(start=edit.start, end=edit.end,
+                        replacement=prev.replacement + edit.replacement)
+        edits[edit.start] = edit
+    title = spec.title or "Set " + ", ".join(f"{k}={render(v)}" for k, v in spec.set.items())
+    return Fix(title=title, edits=tuple(sorted(edits.values(), key=lambda e: e.start)),
+               applicability="unsafe" if unsafe else "safe")
+
+
+def _insertion(ctx: "LaunchContext", key: str, word: str, near: str | None,
+               device_specific: bool) -> tuple[Edit, bool] | None:
+    overrides = [o for o in ctx.launch.overrides if isinstance(o.text, str)]
+    if near:
+        overrides = [o for o in overrides if _bare(o.key).startswith(near)] or overrides
+    if not overrides:
+        return None
+    best = max(_common(_bare(o.key), key) for o in overrides)
+    siblings = [o for o in overrides if _common(_bare(o.key), key) == best]
+    if device_specific:
+        own = [o for o in siblings if _in_scenario_branch(ctx, o.span)]
+        if own:
+            return _after_element(ctx, own[-1], word), True
+        arrays = [o.array for o in siblings if o.array]
+        if arrays:
+            placed = _append_in_branch(ctx, arrays[-1], word)
+            if placed is not None:
+                return placed, True
+        return _next_to(ctx, siblings[-1], word), False
+    return _next_to(ctx, siblings[-1], word), True
+
+
+def _line_bounds(ctx: "LaunchContext", offset: int) -> tuple[int, int]:
+    src = ctx.source
+    line0 = src.line_of(offset)
+    start = src.line_starts[line0]
+    return start, start + len(src.line_bytes(line0).rstrip(b"\r\n"))
+
+
+def _indent(ctx: "LaunchContext", offset: int) -> str:
+    start, end = _line_bounds(ctx, offset)
+    line = ctx.source.data[start:end]
+    return line[:len(line) - len(line.lstrip(b" \t"))].decode()
+
+
+def _next_to(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
+    return _after_element(ctx, ov, word) if ov.array else _before_word(ctx, ov, word)
+
+
+def _after_element(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
+    """A new array element after `ov`: on its own line when `ov` ends its line."""
+    _, line_end = _line_bounds(ctx, ov.span.end)
+    rest = ctx.source.data[ov.span.end:line_end].strip()
+    if not rest or rest.startswith(b"#"):
+        return Edit(start=line_end, end=line_end,
+                    replacement=f"\n{_indent(ctx, ov.span.start)}{word}")
+    return Edit(start=ov.span.end, end=ov.span.end, replacement=f" {word}")
+
+
+def _before_word(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
+    """A new word before `ov` in a command; its own `\\`-continued line when `ov` starts one."""
+    line_start, _ = _line_bounds(ctx, ov.span.start)
+    if not ctx.source.data[line_start:ov.span.start].strip():
+        indent = _indent(ctx, ov.span.start)
+        return Edit(start=ov.span.start, end=ov.span.start, replacement=f"{word} \\\n{indent}")
+    return Edit(start=ov.span.start, end=ov.span.start, replacement=f"{word} ")
+
+
+# ---- device branches (needs the ScriptModel's branch paths) -----------------------------------
+
+def _scenario_items(ctx: "LaunchContext"):
+    """(case block, item) pairs whose pattern is this scenario's pinned value of the subject."""
+    from verl_lint.shell.model import Case
+
+    pins = dict(ctx.run.scenario.pins)
+    for block in getattr(ctx.model, "blocks", {}).values():
+        if isinstance(block, Case) and block.subject_variable in pins:
+            value = pins[block.subject_variable]
+            for index, item in enumerate(block.items):
+                if value in item.literal_patterns:
+                    yield block, index, item
+
+
+def _in_scenario_branch(ctx: "LaunchContext", span: Span) -> bool:
+    for block, index, item in _scenario_items(ctx):
+        if item.span.contains(span):
+            return True
+    return False
+
+
+def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | None:
+    """`ARR+=(word)` at the end of the scenario's last `case` branch between the array's
+    definition and the launch."""
+    defined = [a.span.end for a in getattr(ctx.model, "arrays", ())
+               if a.name == array and not a.append and a.span.end <= ctx.launch.span.start]
+    if not defined:
+        return None
+    best = None
+    for block, index, item in _scenario_items(ctx):
+        if defined[-1] <= block.span.start and block.span.end <= ctx.launch.span.start and item.body:
+            best = item
+    if best is None:
+        return None
+    last = best.body[-1]
+    return Edit(start=last.span.end, end=last.span.end,
+                replacement=f"\n{_indent(ctx, last.span.start)}{array}+=({word})")

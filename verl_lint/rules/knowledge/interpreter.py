@@ -1,0 +1,163 @@
+"""Turning a `RuleSpec` into a registry `Rule` subclass (scope "launch", docs = the YAML `doc`)."""
+
+from __future__ import annotations
+
+import string
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
+
+from verl_lint.diagnostics import Diagnostic
+from verl_lint.rules.base import Rule
+from verl_lint.rules.knowledge.conditions import (
+    MODEL_PATH, ROLLOUT_NAME, STRATEGY, UNKNOWN, Facts, entry_results, normalize, show, when_holds,
+)
+from verl_lint.rules.knowledge.fixes import build_fix
+from verl_lint.source import Span
+
+if TYPE_CHECKING:
+    from verl_lint.rules.base import LaunchContext
+    from verl_lint.rules.knowledge.families import FamilyMatcher
+    from verl_lint.rules.knowledge.schema import KeyCondition, RuleSpec
+    from verl_lint.verl.effective import Resolved
+
+_PHRASE = {"==": "must be {}", "!=": "must not be {}", "in": "must be one of {}",
+           "not_in": "must not be one of {}", "<": "must be < {}", "<=": "must be <= {}",
+           ">": "must be > {}", ">=": "must be >= {}", "regex": "must match {}",
+           "is_set": "must be set"}
+_NEGATED = {"==": "!=", "!=": "==", "in": "not_in", "not_in": "in", "<": ">=", "<=": ">",
+            ">": "<=", ">=": "<"}
+
+
+class _Fields(dict):
+    """`str.format_map` helper: unknown placeholders stay as written."""
+
+    def __missing__(self, name: str) -> str:
+        return "{" + name + "}"
+
+
+def _format(template: str, fields: dict[str, Any]) -> str:
+    names = {n for _, n, _, _ in string.Formatter().parse(template) if n}
+    return template.format_map(_Fields({k: v for k, v in fields.items() if k in names}))
+
+
+class KnowledgeRule(Rule):
+    """Base of the rules built from YAML; `spec` and `families` are set per subclass."""
+
+    scope = "launch"
+    spec: ClassVar["RuleSpec"]
+    families: ClassVar["FamilyMatcher"]
+
+    def check(self, ctx: "LaunchContext") -> Iterable[Diagnostic]:
+        if ctx.config is None:
+            return
+        facts = Facts.from_context(ctx)
+        spec = self.spec
+        if not when_holds(spec.when, facts, self.families):
+            return
+        fields = self._fields(facts)
+        if not (spec.require or spec.forbid):
+            yield self.diagnostic(self._anchor(ctx, facts), _format(spec.message or spec.summary,
+                                                                   fields),
+                                  help=spec.help, fix=self._fix(ctx, spec.fix))
+            return
+        violations = list(self._violations(facts))
+        reported = {key for key, _, _ in violations}
+        for key, resolved, entry in violations:
+            origin = resolved.origin if resolved is not None else None
+            if origin is not None and origin.kind == "inherited" and origin.from_key in reported:
+                continue  # the key it inherits from is reported already
+            yield self._report(ctx, facts, fields, key, resolved, entry)
+
+    def _violations(self, facts: Facts) -> Iterator[tuple[str, "Resolved | None", "KeyCondition"]]:
+        for entry in self.spec.require:
+            for key, resolved, ok in entry_results(entry, facts, self.families):
+                if ok is False or (resolved is None and entry.if_missing == "violated"):
+                    yield key, resolved, entry
+        for entry in self.spec.forbid:
+            for key, resolved, ok in entry_results(entry, facts, self.families):
+                if ok is True:
+                    yield key, resolved, entry
+
+    def _fields(self, facts: Facts) -> dict[str, Any]:
+        info = facts.model(self.families)
+        return {
+            "device": facts.device or "any device", "version": facts.version,
+            "model": show(facts.value(MODEL_PATH)),
+            "family": info.family if info and info.family else "unknown family",
+            "params_b": f"{info.params_b:g}" if info and info.params_b is not None else "?",
+            "rollout": show(facts.value(ROLLOUT_NAME)), "strategy": show(facts.value(STRATEGY)),
+        }
+
+    def _report(self, ctx: "LaunchContext", facts: Facts, fields: dict[str, Any], key: str,
+                resolved: "Resolved | None", entry: "KeyCondition") -> Diagnostic:
+        required = entry in self.spec.require
+        value = normalize(resolved.value) if resolved is not None else UNKNOWN
+        expected = entry.value.key if hasattr(entry.value, "key") else show(entry.value)
+        if isinstance(entry.value, list):
+            expected = ", ".join(show(v) for v in entry.value)
+        op = entry.op if required else _NEGATED.get(entry.op, entry.op)
+        fields = {**fields, "key": key, "value": show(value), "expected": expected,
+                  "origin": resolved.describe() if resolved is not None else "not set"}
+        if entry.message:
+            message = _format(entry.message, fields)
+        elif resolved is None:
+            message = f"`{key}` is not set; it {_PHRASE[op].format(expected)}"
+        else:
+            message = (f"`{key}` is {show(value)} ({fields['origin']}); it "
+                       f"{_PHRASE[op].format(expected)}")
+        span = self._span_of(ctx, resolved) or self._anchor(ctx, facts)
+        return self.diagnostic(span, message, help=self.spec.help and _format(self.spec.help,
+                                                                             fields),
+                               fix=self._fix(ctx, entry.fix or self.spec.fix, entry))
+
+    def _fix(self, ctx: "LaunchContext", fix_spec, entry: "KeyCondition | None" = None) -> Any:
+        if fix_spec is None:
+            return None
+        device_specific = self.spec.when.device is not None or (
+            entry is not None and entry.when is not None and entry.when.device is not None)
+        return build_fix(ctx, fix_spec, device_specific=device_specific)
+
+    @staticmethod
+    def _span_of(ctx: "LaunchContext", resolved: "Resolved | None") -> Span | None:
+        """The value token of the override that set (or, inherited, fed) this value."""
+        if resolved is None:
+            return None
+        origin = resolved.origin
+        if origin.kind == "inherited":
+            origin = resolved.inherited_origin or origin
+        if origin.kind != "script" or origin.span is None:
+            return None
+        for ov in ctx.launch.overrides:
+            if ov.span == origin.span or ov.key_span == origin.span:
+                return ov.value_span or ov.span
+        return origin.span
+
+    def _anchor(self, ctx: "LaunchContext", facts: Facts) -> Span:
+        """Where a finding about a default or missing value points: the script's override of a
+        key the rule's `when` depends on, else the launch's first line."""
+        when = self.spec.when
+        keys = [c.key for c in when.config if hasattr(c, "key")]
+        keys += [ROLLOUT_NAME] * bool(when.rollout) + [STRATEGY] * bool(when.strategy)
+        keys += [MODEL_PATH] * bool(when.model)
+        for key in keys:
+            span = self._span_of(ctx, facts.config.get(key))
+            if span is not None:
+                return span
+        start = ctx.launch.span.start
+        line_end = ctx.source.line_starts[ctx.source.line_of(start)] + len(
+            ctx.source.line_bytes(ctx.source.line_of(start)).rstrip(b"\r\n"))
+        return ctx.source.span(start, max(start, min(line_end, ctx.launch.span.end)))
+
+
+def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:
+    """A Rule subclass for one YAML rule (not registered)."""
+    doc = spec.doc.strip()
+    extra = [e for e in spec.evidence if e not in doc]  # References is the last section
+    if extra:
+        doc += "\n" + "\n".join(f"- {e}" for e in extra)
+    attrs = {
+        "__doc__": doc, "__module__": __name__, "code": spec.code, "name": spec.name,
+        "severity": spec.severity, "summary": spec.summary, "scope": "launch",
+        "fixable": spec.fix is not None or any(e.fix for e in (*spec.require, *spec.forbid)),
+        "origin": origin, "spec": spec, "families": families,
+    }
+    return type(f"Knowledge{spec.code}", (KnowledgeRule,), attrs)

@@ -1,0 +1,134 @@
+"""Loading rule folders: the built-in `rules/` (shipped in the wheel) and `extend-rules` folders.
+
+Every `*.yaml`/`*.yml` file of a folder is one rule, except `model_families.yaml`, which extends
+the model-family table for that folder's rules (its families are tried before the built-in ones).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from verl_lint.rules.base import Rule
+from verl_lint.rules.knowledge.families import (
+    FAMILY_FILE, FamilyMatcher, FamilyTable, load_family_table,
+)
+from verl_lint.rules.knowledge.schema import RuleSpec
+
+# `verl_lint/rules/knowledge/builtin` is a symlink to the top-level `rules/` folder, so the
+# same files are read from a checkout, an editable install and the wheel (where setuptools
+# copies them as package data).
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+
+_FOLDERS: dict[str, list[type[Rule]]] = {}
+
+
+class KnowledgeBaseError(Exception):
+    """A rule file the user must fix: the message names the file, the rule and the field."""
+
+
+def format_validation_error(path: Path, rule: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after", "function-before"))
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}: rule {rule}: field `{loc or '<file>'}`: {msg}")
+    return "\n".join(lines)
+
+
+def parse_rule_file(path: Path) -> RuleSpec:
+    import yaml
+
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_loader())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise KnowledgeBaseError(f"{path}: invalid YAML{where}: "
+                                 f"{getattr(exc, 'problem', None) or exc}") from None
+    except OSError as exc:
+        raise KnowledgeBaseError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(data, dict):
+        raise KnowledgeBaseError(f"{path}: a rule file must be a mapping (code: …, name: …)")
+    rule = str(data.get("code") or "<no code>")
+    try:
+        return RuleSpec.model_validate(data)
+    except ValidationError as exc:
+        raise KnowledgeBaseError(format_validation_error(path, rule, exc)) from None
+
+
+def _loader():
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _builtin_table() -> FamilyTable:
+    return _cached_table(BUILTIN_DIR / FAMILY_FILE)
+
+
+_TABLES: dict[Path, FamilyTable] = {}
+
+
+def _cached_table(path: Path) -> FamilyTable:
+    if path not in _TABLES:
+        _TABLES[path] = load_family_table(path)
+    return _TABLES[path]
+
+
+def load_rule_folder(path: str | Path) -> list[type[Rule]]:
+    """The rules of one folder as registry classes (not registered; see `register_rule_folder`).
+
+    Raises KnowledgeBaseError for a missing folder, a malformed file or a duplicated code.
+    Loading the same folder twice returns the same classes.
+    """
+    from verl_lint.rules.knowledge.interpreter import build_rule
+
+    folder = Path(path).expanduser().resolve()
+    key = str(folder)
+    if key in _FOLDERS:
+        return _FOLDERS[key]
+    if not folder.is_dir():
+        raise KnowledgeBaseError(f"{path}: extend-rules folder not found")
+    table = _builtin_table()
+    if folder != BUILTIN_DIR.resolve() and (folder / FAMILY_FILE).is_file():
+        own = _cached_table(folder / FAMILY_FILE)
+        table = FamilyTable(families=own.families + table.families,
+                            traits=own.traits + table.traits)
+    matcher = FamilyMatcher(table)
+    rules: list[type[Rule]] = []
+    seen: dict[str, Path] = {}
+    for file in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+        if file.name == FAMILY_FILE:
+            continue
+        spec = parse_rule_file(file)
+        if spec.code in seen:
+            raise KnowledgeBaseError(f"{file}: rule {spec.code}: field `code`: already used by "
+                                     f"{seen[spec.code]}")
+        seen[spec.code] = file
+        rules.append(build_rule(spec, origin=str(file), families=matcher))
+    _FOLDERS[key] = rules
+    return rules
+
+
+def load_builtin_rules() -> list[type[Rule]]:
+    return load_rule_folder(BUILTIN_DIR)
+
+
+def register_rule_folder(path: str | Path) -> list[type[Rule]]:
+    """Load an `extend-rules` folder and add its rules to the registry (idempotent).
+
+    A code that an existing rule already uses is an error naming both places.
+    """
+    from verl_lint.rules.registry import add_rules, get_rule
+
+    rules = load_rule_folder(path)
+    for rule in rules:
+        existing = get_rule(rule.code)
+        if existing is not None and existing is not rule:
+            raise KnowledgeBaseError(
+                f"{rule.origin}: rule {rule.code}: field `code`: already used by "
+                f"{existing.name} ({existing.origin})")
+    add_rules(rules)
+    return rules
