@@ -1,0 +1,88 @@
+"""Inline suppressions: targets (next statement, file header, trailing), `all`, names, and
+VL002 for directives that suppressed nothing (with its removal fix)."""
+
+from __future__ import annotations
+
+from test_engine import brief, fakes, lint  # noqa: F401 - `fakes` is a fixture
+
+from verl_lint.fixes import apply_edits
+
+
+def codes(report):
+    return [(d.code, d.span.line) for d in report.diagnostics]
+
+
+def test_own_line_applies_to_next_command_only(fakes):
+    report = lint("echo start\n# verl-lint: disable=VL901\nbad one\nbad two\n")
+    assert codes(report) == [("VL901", 4)]
+
+
+def test_next_command_spans_continuation_lines(fakes):
+    text = "echo\n# verl-lint: disable=fake-bad-command\nrun \\\n  x \\\n  BADARG\nrun BADARG\n"
+    assert codes(lint(text)) == [("VL901", 6)]
+
+
+def test_header_directive_is_file_wide(fakes):
+    text = "#!/usr/bin/env bash\n# verl-lint: disable=VL901\nbad\necho\nbad\n"
+    assert codes(lint(text)) == []
+
+
+def test_blank_line_ends_the_header(fakes):
+    text = "#!/usr/bin/env bash\n\n# verl-lint: disable=VL901\nbad\nbad\n"
+    assert codes(lint(text)) == [("VL901", 5)]
+
+
+def test_disable_next_line_alias_and_all(fakes):
+    text = ("echo\n# verl-lint: disable-next-line=VL901\nbad\n"
+            "# verl-lint: disable=all\neverywhere\nbad\n")
+    assert codes(lint(text)) == [("VL901", 6)]
+
+
+def test_trailing_directive_on_array_element(fakes):
+    text = ("ARR=(\n  BADARG  # verl-lint: disable=VL901\n  BADARG\n)\n"
+            "bad  # verl-lint: disable=VL901\nbad\n")
+    assert codes(lint(text)) == [("VL901", 3), ("VL901", 6)]
+
+
+def test_unused_code_is_reported_with_a_fix(fakes):
+    text = "echo\n# verl-lint: disable=VL901, VL902\nbad\n"
+    report = lint(text)
+    assert brief(report) == [
+        ("VL002", 2, "unused suppression: `VL902` (fake-scenario) reports nothing on the next "
+                     "statement", ()),
+    ]
+    fixed = apply_edits(text.encode(), report.diagnostics[0].fix.edits).decode()
+    assert fixed == "echo\n# verl-lint: disable=VL901\nbad\n"
+
+
+def test_unused_directive_is_removed_whole(fakes):
+    text = "echo\n# verl-lint: disable=VL901\necho ok\n"
+    (d,) = lint(text).diagnostics
+    assert d.code == "VL002" and d.span.column == len("# verl-lint: disable=") + 1
+    assert apply_edits(text.encode(), d.fix.edits).decode() == "echo\necho ok\n"
+
+
+def test_unknown_code_and_disabled_rule(fakes):
+    text = "echo\n# verl-lint: disable=VL999,VL001\necho\n"
+    report = lint(text)
+    # VL001 is not enabled here, so its directive cannot have been used: not reported
+    assert brief(report) == [
+        ("VL002", 2, "`VL999` in this suppression is not a verl-lint rule", ()),
+    ]
+
+
+def test_unused_all_and_file_wide_vl002(fakes):
+    report = lint("echo\n# verl-lint: disable=all\necho\n")
+    assert [d.message for d in report.diagnostics] == [
+        "unused suppression: `disable=all` suppressed nothing here"]
+    quiet = "#!/bin/bash\n# verl-lint: disable=VL002\necho\n# verl-lint: disable=VL901\necho\n"
+    assert lint(quiet).diagnostics == []
+
+
+def test_unused_not_reported_when_vl002_not_selected(fakes):
+    assert lint("echo\n# verl-lint: disable=VL901\necho\n", select=("VL9",)).diagnostics == []
+
+
+def test_directive_at_end_of_file_is_unused(fakes):
+    (d,) = lint("echo\n# verl-lint: disable=VL901\n").diagnostics
+    assert d.code == "VL002"
