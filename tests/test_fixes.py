@@ -290,3 +290,47 @@ def test_show_fixes_and_summary():
     assert text.startswith("Fixed 2 findings:\nrun.sh:\n    2 × VL202")
     line = summary([result], FixOptions(fix=True))
     assert "Fixed 2 findings in 1 file." in line and "1 more fix available" in line
+
+
+# --- placement over the real shell model -------------------------------------------------------
+
+CASE_SCRIPT = """#!/usr/bin/env bash
+set -xeuo pipefail
+case "${DEVICE}" in
+  gpu) ACTOR+=(actor_rollout_ref.actor.bogus=1) ;;
+  npu)
+    ACTOR+=(
+        actor_rollout_ref.actor.other=2
+    )
+    ;;
+esac
+python3 -m verl.trainer.main_ppo "${ACTOR[@]}" \\
+    trainer.x=1 2>&1 | tee log.txt
+"""
+
+
+def _placed(script: str, needle: str) -> str:
+    from verl_lint.shell import parse_script
+
+    source = SourceText(script.encode())
+    at = script.index(needle)
+    edits = suppression_edits(source, parse_script(source),
+                              [finding(source, at, at + len(needle), "VL201", None)])
+    fixed = apply_edits(source.data, edits).decode()
+    assert quote_errors(SourceText(fixed.encode())) == 0
+    return fixed
+
+
+def test_real_model_places_directive_before_case_pattern_line():
+    fixed = _placed(CASE_SCRIPT, "actor.bogus")
+    assert "  # verl-lint: disable=VL201\n  gpu) ACTOR+=(" in fixed
+
+
+def test_real_model_places_directive_before_multiline_array_element():
+    fixed = _placed(CASE_SCRIPT, "actor.other")
+    assert "(\n        # verl-lint: disable=VL201\n        actor_rollout_ref.actor.other" in fixed
+
+
+def test_real_model_places_directive_before_piped_continued_command():
+    fixed = _placed(CASE_SCRIPT, "trainer.x")
+    assert "esac\n# verl-lint: disable=VL201\npython3 -m" in fixed

@@ -386,7 +386,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
 @dataclass(frozen=True)
 class FixOptions:
     fix: bool = False
-    unsafe_fixes: bool = False
+    unsafe_fixes: bool = False  # a modifier of --fix/--diff/--show-fixes, like ruff's
     diff: bool = False
     show_fixes: bool = False
     add_suppressions: bool = False
@@ -394,7 +394,7 @@ class FixOptions:
     @property
     def active(self) -> bool:
         """Whether check must go through this module instead of only linting."""
-        return self.fix or self.diff or self.add_suppressions
+        return self.fix or self.diff or self.show_fixes or self.add_suppressions
 
     @property
     def writes(self) -> bool:
@@ -402,45 +402,82 @@ class FixOptions:
 
 
 def engine_lint(settings: "Settings", path: str, sink: list | None = None) -> Lint:
-    """A Lint over the engine; the last FileReport is kept in `sink[0]`."""
+    """A Lint over the engine; every FileReport it produces is appended to `sink`."""
     from verl_lint.engine import lint_source
 
     def lint(source: SourceText) -> Sequence[Diagnostic]:
         report = lint_source(source, settings, path=path)
         if sink is not None:
-            sink[:] = [report]
+            sink.append(report)
         return report.diagnostics
 
     return lint
 
 
 def process_file(path: str | os.PathLike, settings: "Settings", options: FixOptions,
-                 *, data: bytes | None = None) -> FixResult:
-    """Fix (or suppress in) one file per `options`, writing it unless `--diff` was given.
+                 *, data: bytes | None = None, display: str | None = None) -> FixResult:
+    """Fix (or suppress in) one file per `options`, writing it when `options.writes`.
 
-    `result.report` is the engine's FileReport for the resulting text: check renders that, so
-    exit status and output reflect what is left after fixing.
+    `result.report` is the engine's FileReport for the text now on disk: the fixed text when
+    written, else the original (so `--show-fixes` alone reports the file as it is).
     """
     from verl_lint.engine import FileReport, read_script
 
-    name = os.fspath(path)
+    name = display if display is not None else os.fspath(path)
     if data is None:
-        source, problem = read_script(Path(name))
+        source, problem = read_script(Path(path))
         if source is None:
             return FixResult(path=name, original=b"", fixed=b"",
                              report=FileReport(path=name, error=problem))
     else:
         source = SourceText(data, name)
-    sink: list = []
-    lint = engine_lint(settings, name, sink)
+    reports: list = []
+    lint = engine_lint(settings, name, reports)
     if options.add_suppressions:
         result = suppress_source(source, lint, path=name)
     else:
         result = fix_source(source, lint, unsafe=options.unsafe_fixes, path=name)
-    result.report = sink[0] if sink else None
+    result.report = reports[0]
     if result.changed and options.writes:
-        write_atomic(name, result.fixed)
+        if data is None:  # stdin's fixed text is printed by run_fix_mode
+            write_atomic(path, result.fixed)
+        result.report = reports[-1]
     return result
+
+
+def run_fix_mode(targets: Sequence, settings_for: Callable, options: FixOptions, *,
+                 quiet: bool = False) -> tuple[list, int | None]:
+    """`check` with fix options. `targets` have `.path`, `.display` and `.data` (stdin bytes).
+
+    Returns the FileReports check should render and, when check must not render them (`--diff`,
+    fixed stdin), the exit status: `--diff` exits 1 when it would change something.
+    """
+    import click
+
+    results = [process_file(t.path, settings_for(t.path), options, data=t.data,
+                            display=t.display) for t in targets]
+    reports = [r.report for r in results]
+    stdin = [r for r, t in zip(results, targets) if t.data is not None]
+    if options.diff:
+        for r in results:
+            if r.changed:
+                click.echo(unified_diff(r.path, r.original, r.fixed), nl=False)
+        if options.show_fixes or not quiet:
+            click.echo(show_fixes(results, would=True) if options.show_fixes
+                       else summary(results, options), err=True)
+        return reports, int(any(r.changed for r in results))
+    if stdin and options.writes:  # like ruff: the fixed script goes to stdout
+        piped = stdin[0]
+        click.echo(piped.fixed.decode("utf-8", "replace"), nl=False)
+        if not quiet:
+            click.echo(summary(results, options), err=True)
+        threshold = settings_for(targets[0].path).fail_on.rank
+        return reports, int(any(d.severity.rank >= threshold for d in piped.diagnostics))
+    if options.show_fixes:
+        click.echo(show_fixes(results, would=not options.writes))
+    if options.writes and not quiet:
+        click.echo(summary(results, options), err=True)
+    return reports, None
 
 
 # --- output ------------------------------------------------------------------------------------

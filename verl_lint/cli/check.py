@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import click
 
 from verl_lint.diagnostics import Severity
+from verl_lint.fixes import FixOptions, run_fix_mode
 from verl_lint.report import FORMATS
 
 SEVERITIES = [s.value for s in Severity]
@@ -48,6 +49,11 @@ class CheckOptions:
     stdin_filename: str | None = None
     force_exclude: bool = False
     show_settings: bool = False
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    show_fixes: bool = False
+    add_suppressions: bool = False
 
 
 @dataclass(frozen=True)
@@ -206,7 +212,14 @@ def run_check(opts: CheckOptions) -> int:
             show_settings(opts, settings_for)
             return 0
         targets = find_targets(opts, settings_for)
-        reports = lint_targets(targets, settings_for, opts.jobs or os.cpu_count() or 1)
+        fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,
+                            opts.add_suppressions)
+        if fixing.active:  # fixes.py applies fixes/suppressions and re-lints
+            reports, status = run_fix_mode(targets, settings_for, fixing, quiet=opts.quiet)
+            if status is not None:
+                return status
+        else:
+            reports = lint_targets(targets, settings_for, opts.jobs or os.cpu_count() or 1)
         report(reports, opts)
         return exit_status(reports, settings_for, opts)
     except (UsageError, SettingsError) as exc:
@@ -254,6 +267,14 @@ def run_check(opts: CheckOptions) -> int:
               help="Apply `exclude` to files named explicitly too (for pre-commit).")
 @click.option("--show-settings", is_flag=True,
               help="Print the settings that apply to the first PATH and exit.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix/--diff/--show-fixes: include fixes that need review.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as a unified diff; change nothing (exit 1 if any).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or applicable).")
+@click.option("--add-suppressions", is_flag=True,
+              help="Insert `# verl-lint: disable=…` lines for every current finding.")
 def command(**kwargs: Any) -> None:
     """Lint verl launch scripts: files, directories (recursing into *.sh and bash/sh
     shebang files), or `-` for stdin."""
