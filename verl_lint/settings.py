@@ -343,3 +343,10 @@ class SettingsResolver:
         if settings is None:
             settings = self._by_config[key] = load_settings(path, self.cli, config_file=found)
         return settings
+
+
+def clear_caches() -> None:
+    """Forget discovered and parsed configuration files (a long-running server calls this
+    when a configuration file changes)."""
+    _config_in_dir.cache_clear()
+    _load_config_file.cache_clear()
