@@ -1,0 +1,286 @@
+"""Shared plumbing of the VL3xx rules: read effective operands with their origins, format the
+arithmetic, and place the diagnostic on the override that most likely needs to change.
+
+Every reader raises `Skip` when verl-lint cannot know the operand (an `Unknown` from the script,
+a value of the wrong type, OmegaConf's `???`): precision over recall, the check stays silent.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+
+from verl_lint.diagnostics import Label
+from verl_lint.source import Span
+from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
+from verl_lint.verl.versions import in_range
+
+T = TypeVar("T")
+
+ACTOR = "actor_rollout_ref.actor"
+REF = "actor_rollout_ref.ref"
+ROLLOUT = "actor_rollout_ref.rollout"
+FSDP_STRATEGIES = frozenset({"fsdp", "fsdp2"})
+# The checks verl's `validate_config` runs belong to the PPO trainer configs.
+PPO_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer"})
+
+
+class Skip(Exception):
+    """An operand is unknown or unusable: the check must not fire."""
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One effective value used in a check, with where it came from."""
+
+    key: str
+    value: Any
+    resolved: Resolved | None = None  # None: the key does not exist in this release
+
+    @property
+    def span(self) -> Span | None:
+        """The script word that decided this value (directly or through inheritance)."""
+        r = self.resolved
+        if r is None:
+            return None
+        if r.origin.kind == "script":
+            return r.origin.span
+        if r.origin.kind == "inherited" and r.inherited_origin is not None \
+                and r.inherited_origin.kind == "script":
+            return r.inherited_origin.span
+        return None
+
+    @property
+    def is_default(self) -> bool:
+        return self.span is None
+
+    def show(self) -> str:
+        return f"{self.key} {fmt(self.value)}"
+
+    def with_value(self, value: Any) -> "Operand":
+        return Operand(self.key, value, self.resolved)
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    return "null" if value is None else str(value)
+
+
+def _raw(config: EffectiveConfig, key: str) -> Resolved | None:
+    r = config.get(key)
+    if r is not None and (_is_unknown(r.value) or r.value == MISSING):
+        raise Skip(key)
+    return r
+
+
+def _is_unknown(value: Any) -> bool:
+    from verl_lint.evaluate.model import Unknown
+
+    return isinstance(value, Unknown)
+
+
+def get_int(config: EffectiveConfig, key: str, *, absent: int | None = None,
+            nullable: bool = False) -> Operand:
+    """An integer operand. `absent` is its value on releases without the key (else Skip);
+    `nullable` accepts null (the caller decides what null means)."""
+    r = _raw(config, key)
+    if r is None:
+        if absent is None:
+            raise Skip(key)
+        return Operand(key, absent)
+    v = r.value
+    if v is None and nullable:
+        return Operand(key, None, r)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise Skip(key)
+    return Operand(key, v, r)
+
+
+def get_bool(config: EffectiveConfig, key: str, *, absent: bool | None = None) -> Operand:
+    r = _raw(config, key)
+    if r is None:
+        if absent is None:
+            raise Skip(key)
+        return Operand(key, absent)
+    if not isinstance(r.value, bool):
+        raise Skip(key)
+    return Operand(key, r.value, r)
+
+
+def get_str(config: EffectiveConfig, key: str, *, absent: str | None = None) -> Operand:
+    r = _raw(config, key)
+    if r is None:
+        if absent is None:
+            raise Skip(key)
+        return Operand(key, absent)
+    if not isinstance(r.value, str):
+        raise Skip(key)
+    return Operand(key, r.value, r)
+
+
+def has(config: EffectiveConfig, key: str) -> bool:
+    return config.get(key) is not None
+
+
+def skipping(fn: Callable[..., T]) -> Callable[..., T | None]:
+    """Turn a `Skip` raised while reading operands into "no finding"."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T | None:
+        try:
+            return fn(*args, **kwargs)
+        except Skip:
+            return None
+
+    return wrapper
+
+
+def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:
+    """Run zero-argument checks, skipping those whose operands are unknown; yield findings."""
+    for check in checks:
+        try:
+            found = check()
+        except Skip:
+            continue
+        if found is None:
+            continue
+        if isinstance(found, list):
+            yield from found
+        else:
+            yield found
+
+
+# ---- the world ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class World:
+    nnodes: Operand
+    per_node: Operand
+
+    @property
+    def size(self) -> int:
+        return self.nnodes.value * self.per_node.value
+
+    @property
+    def operands(self) -> tuple[Operand, Operand]:
+        return (self.nnodes, self.per_node)
+
+    def detail(self) -> str:
+        """`trainer.nnodes 4 × trainer.n_gpus_per_node 16, line 88`."""
+        return f"{self.nnodes.show()} × {self.per_node.show()}, {where(self.operands)}"
+
+    def text(self) -> str:
+        """`world size 64 (trainer.nnodes 4 × trainer.n_gpus_per_node 16, line 88)`."""
+        return f"world size {self.size} ({self.detail()})"
+
+
+def world(config: EffectiveConfig) -> World:
+    nnodes = get_int(config, "trainer.nnodes")
+    per_node = get_int(config, "trainer.n_gpus_per_node")
+    if nnodes.value <= 0 or per_node.value <= 0:
+        raise Skip("world")
+    return World(nnodes, per_node)
+
+
+# ---- which parts of verl are in play -----------------------------------------------------
+
+
+def is_ppo(config: EffectiveConfig) -> bool:
+    return config.config_name in PPO_CONFIGS
+
+
+def strategy(config: EffectiveConfig, section: str) -> str:
+    return get_str(config, f"{section}.strategy").value
+
+
+def ref_in_use(config: EffectiveConfig) -> bool:
+    """verl builds a reference policy for the KL loss or the in-reward KL penalty."""
+    return bool(get_bool(config, f"{ACTOR}.use_kl_loss", absent=False).value
+                or get_bool(config, "algorithm.use_kl_in_reward", absent=False).value)
+
+
+def critic_in_use(config: EffectiveConfig) -> bool:
+    """`critic.enable` when set, else GAE needs a critic (verl/trainer/ppo/utils.py:96-107)."""
+    r = _raw(config, "critic.enable")
+    if r is not None and r.value is not None:
+        if not isinstance(r.value, bool):
+            raise Skip("critic.enable")
+        return r.value
+    return get_str(config, "algorithm.adv_estimator").value == "gae"
+
+
+def engine_workers(config: EffectiveConfig) -> bool:
+    """The new engine workers: the only ones from 0.8.0; from 0.7.0 with
+    `trainer.use_legacy_worker_impl=disable` ("auto" still meant the legacy workers)."""
+    if in_range(config.version, ">=0.8.0"):
+        return True
+    if not in_range(config.version, ">=0.7.0"):
+        return False
+    return get_str(config, "trainer.use_legacy_worker_impl", absent="auto").value == "disable"
+
+
+# ---- text --------------------------------------------------------------------------------
+
+
+def product(ops: Sequence[Operand]) -> int:
+    out = 1
+    for op in ops:
+        out *= op.value
+    return out
+
+
+def arithmetic(ops: Sequence[Operand]) -> str:
+    """`2×4×3 = 24 (lines 61-63)` — the right-hand side of `TP×PP×CP = …`; one factor: `3 (line 61)`."""
+    values = "×".join(fmt(op.value) for op in ops)
+    if len(ops) == 1:
+        return f"{values} ({where(ops)})"
+    return f"{values} = {product(ops)} ({where(ops)})"
+
+
+def _lines(lines: Sequence[int]) -> str:
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    if lines[-1] - lines[0] == len(lines) - 1:
+        return f"lines {lines[0]}-{lines[-1]}"
+    return "lines " + ", ".join(str(n) for n in lines)
+
+
+def where(ops: Iterable[Operand]) -> str:
+    """Where a group of operands came from: `lines 61-63`, `verl defaults`,
+    `line 88; trainer.nnodes verl default`."""
+    ops = [op for op in ops if op.resolved is not None]
+    direct = sorted({op.span.line for op in ops
+                     if op.span is not None and op.resolved.origin.kind == "script"})
+    others = [op for op in ops if op.span is None or op.resolved.origin.kind != "script"]
+    if not direct and others and all(op.resolved.origin.kind == "default" for op in others):
+        return "verl default" if len(others) == 1 else "verl defaults"
+    parts = [_lines(direct)] if direct else []
+    parts += [f"{op.key} {op.resolved.describe()}" for op in others]
+    return "; ".join(parts)
+
+
+# ---- placement ---------------------------------------------------------------------------
+
+
+def place(launch_span: Span, candidates: Sequence[Operand],
+          others: Iterable[Operand] = ()) -> tuple[Span, tuple[Label, ...]]:
+    """The primary span is the first candidate set in the script (the launch when every operand
+    is a default); the other script-set operands become labels."""
+    primary = next((op.span for op in candidates if op.span is not None), launch_span)
+    labels: list[Label] = []
+    seen = {(primary.start, primary.end)}
+    for op in [*candidates, *others]:
+        span = op.span
+        if span is None or (span.start, span.end) in seen:
+            continue
+        seen.add((span.start, span.end))
+        labels.append(Label(span=span, message=f"{op.key} = {fmt(op.value)}"))
+    return primary, tuple(labels)
+
+
+def culprits(ops: Sequence[Operand], total: int) -> list[Operand]:
+    """Order divisor operands so those that do not divide `total` on their own come first."""
+    return sorted(ops, key=lambda op: (op.value != 0 and total % op.value == 0,))
