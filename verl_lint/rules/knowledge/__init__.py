@@ -6,13 +6,14 @@ registry imports it when it walks `verl_lint.rules`). `extend-rules` folders are
 """
 
 from verl_lint.rules.knowledge.loader import (
-    BUILTIN_DIR, KnowledgeBaseError, load_builtin_rules, load_rule_folder, register_rule_folder,
+    BUILTIN_DIR, KnowledgeBaseError, load_builtin_rules, load_extend_rules, load_rule_folder,
+    register_rule_folder,
 )
 from verl_lint.rules.registry import add_rules
 
 add_rules(load_builtin_rules())
 
 __all__ = [
-    "BUILTIN_DIR", "KnowledgeBaseError", "load_builtin_rules", "load_rule_folder",
+    "BUILTIN_DIR", "KnowledgeBaseError", "load_builtin_rules", "load_extend_rules", "load_rule_folder",
     "register_rule_folder",
 ]

@@ -18,6 +18,7 @@ _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
 class _Family(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
+    label: str | None = None  # how messages name it ("Qwen3.5"); default: name
     match: str
     traits: tuple[str, ...] = ()
     params_b: float | None = None
@@ -40,12 +41,13 @@ class FamilyTable(BaseModel):
 class ModelInfo:
     path: str
     family: str | None
+    label: str | None
     traits: frozenset[str]
     params_b: float | None
 
     def describe(self) -> str:
         size = f", {self.params_b:g}B parameters" if self.params_b is not None else ""
-        return f"{self.family or 'unknown family'}{size}"
+        return f"{self.label or 'unknown family'}{size}"
 
 
 class FamilyMatcher:
@@ -55,16 +57,16 @@ class FamilyMatcher:
         self.classify = lru_cache(maxsize=1024)(self._classify)
 
     def _classify(self, path: str) -> ModelInfo:
-        family = None
+        family = label = None
         traits: set[str] = set()
         params = None
         for f, rx in self._families:
             if rx.search(path):
-                family, params = f.name, f.params_b
+                family, label, params = f.name, f.label or f.name, f.params_b
                 traits.update(f.traits)
                 break
         traits.update(t for t, rx in self._traits if rx.search(path))
-        return ModelInfo(path, family, frozenset(traits), parse_params_b(path) or params)
+        return ModelInfo(path, family, label, frozenset(traits), parse_params_b(path) or params)
 
 
 def parse_params_b(path: str) -> float | None:

@@ -84,6 +84,10 @@ def _insertion(ctx: "LaunchContext", key: str, word: str, near: str | None,
         overrides = [o for o in overrides if _bare(o.key).startswith(near)] or overrides
     if not overrides:
         return None
+    if not device_specific:  # a finding every scenario shares: fix it outside device branches
+        shared = [o for o in overrides if not _in_any_branch(ctx, o.span)]
+        if shared and max(_common(_bare(o.key), key) for o in shared) >= 2:
+            overrides = shared
     best = max(_common(_bare(o.key), key) for o in overrides)
     siblings = [o for o in overrides if _common(_bare(o.key), key) == best]
     if device_specific:
@@ -148,6 +152,13 @@ def _scenario_items(ctx: "LaunchContext"):
             for index, item in enumerate(block.items):
                 if value in item.literal_patterns:
                     yield block, index, item
+
+
+def _in_any_branch(ctx: "LaunchContext", span: Span) -> bool:
+    from verl_lint.shell.model import Case
+
+    return any(item.span.contains(span) for block in getattr(ctx.model, "blocks", {}).values()
+               if isinstance(block, Case) for item in block.items)
 
 
 def _in_scenario_branch(ctx: "LaunchContext", span: Span) -> bool:

@@ -82,7 +82,7 @@ class KnowledgeRule(Rule):
         return {
             "device": facts.device or "any device", "version": facts.version,
             "model": show(facts.value(MODEL_PATH)),
-            "family": info.family if info and info.family else "unknown family",
+            "family": info.label if info and info.label else "unknown family",
             "params_b": f"{info.params_b:g}" if info and info.params_b is not None else "?",
             "rollout": show(facts.value(ROLLOUT_NAME)), "strategy": show(facts.value(STRATEGY)),
         }

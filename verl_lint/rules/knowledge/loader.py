@@ -15,6 +15,7 @@ from verl_lint.rules.knowledge.families import (
     FAMILY_FILE, FamilyMatcher, FamilyTable, load_family_table,
 )
 from verl_lint.rules.knowledge.schema import RuleSpec
+from verl_lint.settings import SettingsError
 
 # `verl_lint/rules/knowledge/builtin` is a symlink to the top-level `rules/` folder, so the
 # same files are read from a checkout, an editable install and the wheel (where setuptools
@@ -24,8 +25,10 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 _FOLDERS: dict[str, list[type[Rule]]] = {}
 
 
-class KnowledgeBaseError(Exception):
-    """A rule file the user must fix: the message names the file, the rule and the field."""
+class KnowledgeBaseError(SettingsError):
+    """A rule file the user must fix: the message names the file, the rule and the field.
+
+    A SettingsError, so the CLI reports it like any configuration problem (exit code 2)."""
 
 
 def format_validation_error(path: Path, rule: str, exc: ValidationError) -> str:
@@ -132,3 +135,8 @@ def register_rule_folder(path: str | Path) -> list[type[Rule]]:
                 f"{existing.name} ({existing.origin})")
     add_rules(rules)
     return rules
+
+
+def load_extend_rules(paths: tuple[str, ...] | list[str]) -> list[type[Rule]]:
+    """Register every `extend-rules` folder (the engine calls this once per settings)."""
+    return [rule for path in paths for rule in register_rule_folder(path)]
