@@ -4,6 +4,7 @@ below maps `--format` names to modules, imported only when used (rich only for `
 from __future__ import annotations
 
 import importlib
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence, TextIO
@@ -67,6 +68,11 @@ def statistics(reports: Sequence["FileReport"]) -> str:
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
     width = max((len(str(n)) for _, n in rows), default=1)
     return "".join(f"{n:>{width}}  {code}  {name}  [{sev}]\n" for (code, name, sev), n in rows)
+
+
+def one_line(text: str) -> str:
+    """Line-based formats keep each finding on one line."""
+    return re.sub(r"\r\n|\r|\n", " ", text)
 
 
 def scenario_suffix(scenarios: Sequence[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence, TextIO
 
-from verl_lint.report import RenderOptions, scenario_suffix, summary
+from verl_lint.report import RenderOptions, one_line, scenario_suffix, summary
 
 if TYPE_CHECKING:
     from verl_lint.engine import FileReport
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
     for r in reports:
         for d in r.diagnostics:
-            out.write(f"{r.path}:{d.span.line}:{d.span.column}: {d.code} {d.message}"
+            out.write(f"{r.path}:{d.span.line}:{d.span.column}: {d.code} {one_line(d.message)}"
                       f"{scenario_suffix(d.scenarios)}\n")
     if not options.quiet:
         out.write(summary(reports) + "\n")

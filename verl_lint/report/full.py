@@ -9,7 +9,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING, Sequence, TextIO
 
-from verl_lint.report import RenderOptions, summary
+from verl_lint.report import RenderOptions, one_line, summary
 
 if TYPE_CHECKING:
     from verl_lint.diagnostics import Diagnostic
@@ -47,7 +47,7 @@ def _annotation(source: "SourceText", span: "Span") -> tuple[int, int, int]:
 def diagnostic_segments(path: str, source: "SourceText | None", d: "Diagnostic") -> Segments:
     sev = d.severity.value
     style = SEVERITY_STYLE[sev]
-    seg: Segments = [(f"{sev}[{d.code}]", style), (f": {d.message}\n", "bold")]
+    seg: Segments = [(f"{sev}[{d.code}]", style), (f": {one_line(d.message)}\n", "bold")]
     width = len(str(max([d.span.line] + [lab.span.line for lab in d.labels])))
     pad = " " * width
     seg += [(f"{pad}--> ", GUTTER), (f"{path}:{d.span.line}:{d.span.column}\n", "")]
@@ -60,7 +60,7 @@ def diagnostic_segments(path: str, source: "SourceText | None", d: "Diagnostic")
         previous = None
         for line0 in sorted({m[0] for m in marks}):
             if previous is not None and line0 > previous + 1:
-                seg.append((f"{'.' * width} |\n" if width > 1 else "... |\n", GUTTER))
+                seg.append(("...\n", GUTTER))
             previous = line0
             seg += [(f"{line0 + 1:>{width}} | ", GUTTER),
                     (_display(source.line_text(line0)) + "\n", "")]
