@@ -478,3 +478,52 @@ def test_user_folder_model_families_extend_the_table(tmp_path):
                      "trainer.ray_wait_register_center_timeout=300\n")
     ctx = make_ctx(script, defaults={"trainer.ray_wait_register_center_timeout": 300})
     assert len(list(rule().check(ctx))) == 1
+
+
+# ---- VL406 device-env-mismatch (Python rule) -------------------------------------------------
+
+ENV_SCRIPT = HEAD + textwrap.dedent("""\
+    case "${DEVICE}" in
+      gpu)
+        export CUDA_VISIBLE_DEVICES=0,1,2,3
+        export NCCL_DEBUG=WARN
+        ;;
+      npu)
+        export CUDA_VISIBLE_DEVICES=0,1,2,3
+        export HCCL_CONNECT_TIMEOUT=5400
+        export NCCL_DEBUG=WARN
+        ;;
+    esac
+    python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm
+    """)
+
+
+def test_vl406_cuda_env_in_npu_branch():
+    ctx, diags = run_rule("VL406", ENV_SCRIPT, defaults=FSDP_080, device="npu")
+    assert [ctx.source.slice(d.span) for d in diags] == ["CUDA_VISIBLE_DEVICES", "NCCL_DEBUG"]
+    assert "ASCEND_RT_VISIBLE_DEVICES" in diags[0].message and "HCCL_*" in diags[1].message
+    assert diags[0].span.line == 9
+    fixed = apply_fix(ctx, diags[0].fix)
+    assert "    export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n    export HCCL" in fixed
+    assert diags[1].fix is None
+
+
+def test_vl406_gpu_branch_is_fine_and_ascend_env_in_gpu_branch_fires():
+    assert run_rule("VL406", ENV_SCRIPT, defaults=FSDP_080, device="gpu")[1] == []
+    script = ENV_SCRIPT.replace("export NCCL_DEBUG=WARN\n    ;;\n  npu",
+                                "export HCCL_BUFFSIZE=300\n    ;;\n  npu")
+    ctx, diags = run_rule("VL406", script, defaults=FSDP_080, device="gpu")
+    assert [ctx.source.slice(d.span) for d in diags] == ["HCCL_BUFFSIZE"]
+
+
+def test_vl406_trainer_device_before_070():
+    script = ENV_SCRIPT.replace("export CUDA_VISIBLE_DEVICES=0,1,2,3\n    export HCCL",
+                                "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n    export HCCL"
+                                ).replace("    export NCCL_DEBUG=WARN\n    ;;\nesac", "    ;;\nesac")
+    ctx, diags = run_rule("VL406", script, defaults=FSDP_080, device="npu", version="0.6.1")
+    assert len(diags) == 1 and "trainer.device" in diags[0].message
+    assert "cuda (verl default)" in diags[0].message
+    assert "trainer.device=npu" in apply_fix(ctx, diags[0].fix)
+    assert run_rule("VL406", script, defaults=FSDP_080, device="npu", version="0.7.0")[1] == []
+    ok = script.replace("rollout.name=vllm", "rollout.name=vllm trainer.device=npu")
+    assert run_rule("VL406", ok, defaults=FSDP_080, device="npu", version="0.6.1")[1] == []

@@ -10,7 +10,7 @@ from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
     MODEL_PATH, ROLLOUT_NAME, STRATEGY, UNKNOWN, Facts, entry_results, normalize, show, when_holds,
 )
-from verl_lint.rules.knowledge.fixes import build_fix
+from verl_lint.rules.knowledge.fixes import build_fix, launch_head_span, value_span
 from verl_lint.source import Span
 
 if TYPE_CHECKING:
@@ -126,10 +126,7 @@ class KnowledgeRule(Rule):
             origin = resolved.inherited_origin or origin
         if origin.kind != "script" or origin.span is None:
             return None
-        for ov in ctx.launch.overrides:
-            if ov.span == origin.span or ov.key_span == origin.span:
-                return ov.value_span or ov.span
-        return origin.span
+        return value_span(ctx, origin.span)
 
     def _anchor(self, ctx: "LaunchContext", facts: Facts) -> Span:
         """Where a finding about a default or missing value points: the script's override of a
@@ -142,10 +139,7 @@ class KnowledgeRule(Rule):
             span = self._span_of(ctx, facts.config.get(key))
             if span is not None:
                 return span
-        start = ctx.launch.span.start
-        line_end = ctx.source.line_starts[ctx.source.line_of(start)] + len(
-            ctx.source.line_bytes(ctx.source.line_of(start)).rstrip(b"\r\n"))
-        return ctx.source.span(start, max(start, min(line_end, ctx.launch.span.end)))
+        return launch_head_span(ctx)
 
 
 def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:
