@@ -61,3 +61,8 @@ def test_overlaps_counts_touching_ranges():
 
     assert overlaps(r(1, 0, 1, 5), r(1, 5, 1, 5))
     assert not overlaps(r(1, 0, 1, 5), r(1, 6, 2, 0))
+
+
+def test_negotiated_encoding_enum_is_understood():
+    pos = Positions(SourceText(TEXT.encode()), types.PositionEncodingKind.Utf8)
+    assert pos.encoding == "utf-8"

@@ -22,7 +22,7 @@ class Positions:
 
     def __init__(self, source: SourceText, encoding: str = "utf-16") -> None:
         self.source = source
-        self.encoding = str(encoding)
+        self.encoding = str(getattr(encoding, "value", encoding))  # enum or plain string
 
     def position(self, offset: int) -> types.Position:
         src = self.source

@@ -63,8 +63,10 @@ class VerlLintServer(LanguageServer):
 
     def settings_for(self, path: str):
         """The closest pyproject.toml/.verl-lint.toml's Settings, reloaded when that file
-        changes (keyed by its path and mtime, so no stale cache survives an edit)."""
-        from verl_lint.settings import Settings, SettingsError, find_config, load_settings
+        changes: keyed by its path and mtime, so an edit is seen even by a client that does not
+        report file changes (a new config file needs that report: see `config_changed`)."""
+        from verl_lint.settings import Settings, SettingsError, clear_caches, find_config, \
+            load_settings
 
         found = find_config(Path(path))
         try:
@@ -73,6 +75,7 @@ class VerlLintServer(LanguageServer):
             stamp = None
         key = (str(found), stamp)
         if key not in self._settings:
+            clear_caches()  # settings.py caches parsed files by path; this one is new or changed
             try:
                 self._settings[key] = load_settings(Path(path), {}, config_file=found)
             except (SettingsError, ValueError) as exc:
@@ -80,6 +83,14 @@ class VerlLintServer(LanguageServer):
                     type=types.MessageType.Error, message=f"verl-lint: {exc}"))
                 self._settings[key] = Settings()
         return self._settings[key]
+
+    def config_changed(self) -> None:
+        """A configuration file appeared, changed or went away: reload and re-lint."""
+        from verl_lint.settings import clear_caches
+
+        clear_caches()
+        self._settings.clear()
+        self.relint_all()
 
     # --- linting ---------------------------------------------------------------------------
 
@@ -189,7 +200,7 @@ def did_change(ls: VerlLintServer, params: types.DidChangeTextDocumentParams) ->
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: VerlLintServer, params: types.DidSaveTextDocumentParams) -> None:
     if params.text_document.uri.endswith(CONFIG_NAMES):
-        ls.relint_all()
+        ls.config_changed()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -206,7 +217,7 @@ def did_close(ls: VerlLintServer, params: types.DidCloseTextDocumentParams) -> N
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched(ls: VerlLintServer, params: types.DidChangeWatchedFilesParams) -> None:
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
-        ls.relint_all()
+        ls.config_changed()
 
 
 # --- code actions ------------------------------------------------------------------------------
