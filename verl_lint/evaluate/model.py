@@ -89,6 +89,7 @@ class VarUse(BaseModel):
     has_default: bool  # `${X:-d}` and friends
     state: Literal["set", "unset", "maybe", "environment"]
     note: str = ""  # e.g. "only the gpu branch assigns it"
+    nounset: bool = False  # `set -u` in force at this expansion
 
 
 class ScenarioRun(BaseModel):

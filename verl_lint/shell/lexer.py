@@ -348,13 +348,16 @@ class WordLexer:
         n = data[i + 1]
         if n == LP and data[i + 2:i + 3] == b"(" and data[j - 2:j] == b"))":
             return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
-                                         body=_dec(data[i + 3:j - 2]))
+                                         body=_dec(data[i + 3:j - 2]),
+                                         argument=self.word(i + 3, j - 2, "double"))
         if n == LP:
             return Piece.model_construct(kind="command", span=span, text=text, quoted=quoted,
                                          body=_dec(data[i + 2:max(j - 1, i + 2)]))
         if n == ord("["):
+            k = max(j - 1, i + 2)
             return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
-                                         body=_dec(data[i + 2:max(j - 1, i + 2)]))
+                                         body=_dec(data[i + 2:k]),
+                                         argument=self.word(i + 2, k, "double"))
         if n != LB:
             return Piece.model_construct(kind="variable", span=span, text=text, quoted=quoted,
                                          name=_dec(data[i + 1:j]))

@@ -16,9 +16,9 @@ from bisect import bisect_left
 from functools import cached_property
 from typing import Annotated, Iterator, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from verl_lint.source import Span
+from verl_lint.source import SourceText, Span
 
 _CFG = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -41,7 +41,8 @@ class Piece(BaseModel):
       `#`, `1`…), `index` (subscript text, `@`/`*` for whole arrays), `operator` and `argument`
       (the default/alternate word, itself decomposed), `braced`;
     - command: `$(…)` or backticks — `body` is the inner text;
-    - arithmetic: `$((…))` / `$[…]` — `body` is the expression text;
+    - arithmetic: `$((…))` / `$[…]` — `body` is the expression text, `argument` the same
+      text lexed as a word (its `$X` pieces);
     - process: `<(…)` / `>(…)`;
     - bad_substitution: `${…}` whose inside is not a parameter (`${oc.env:HOME}`): bash fails
       at run time when it expands it.
@@ -348,6 +349,12 @@ class ScriptModel(BaseModel):
     errors: tuple[ParseError, ...] = ()
     heredocs: tuple[Heredoc, ...] = ()
     length: int = 0  # bytes in the document
+    _source: SourceText | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> SourceText | None:
+        """The parsed text (set by `parse_script`), for building spans of sub-word ranges."""
+        return self._source
 
     # ---- flat views (source order) -------------------------------------------------------
     @cached_property

@@ -761,6 +761,8 @@ def parse_script(source: SourceText) -> ScriptModel:
     body = b.stmts(root.children, _Ctx())
     errors = _errors(b, root) if root.has_error else []
     b.comments.sort(key=lambda c: c.span.start)
-    return ScriptModel.model_construct(
+    model = ScriptModel.model_construct(
         body=tuple(body), comments=tuple(b.comments), errors=tuple(errors),
         heredocs=tuple(b.heredocs), length=len(data))
+    model._source = source
+    return model

@@ -1,0 +1,948 @@
+"""Abstract interpretation of a ScriptModel under one Scenario.
+
+The interpreter walks the statements in order with a variable state. A branch whose condition
+is known in the scenario (`case "$DEVICE"` when DEVICE=npu) runs alone; an unknown condition runs
+every arm on a copy of the state and merges them (a variable that differs becomes `Unknown`).
+Values the script cannot know are `Unknown(reason)`; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+
+from verl_lint.evaluate import arith
+from verl_lint.evaluate.launch import detect_launch
+from verl_lint.evaluate.model import Launch, Scenario, ScenarioRun, Unknown, VarUse
+from verl_lint.evaluate.values import Field, Part, parts_value
+from verl_lint.shell.model import (
+    Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
+    SetOptions, Unset, Word,
+)
+from verl_lint.source import Span
+
+# always provided by the environment or by bash itself
+ENV_NAMES = frozenset({
+    "HOME", "PATH", "USER", "LOGNAME", "PWD", "OLDPWD", "SHELL", "HOSTNAME", "LANG", "TERM",
+    "TMPDIR", "RANDOM", "SECONDS", "LINENO", "BASH_SOURCE", "BASHPID", "BASH_VERSION",
+    "BASH_VERSINFO", "FUNCNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "UID", "EUID", "PPID", "IFS",
+    "PS1", "PS4", "PIPESTATUS", "SHLVL", "BASH", "GROUPS", "EPOCHSECONDS", "EPOCHREALTIME",
+})
+ENV_PREFIXES = ("SLURM_", "PBS_", "LSB_", "LC_", "XDG_")
+_MAX_CALL_DEPTH = 8
+_MAX_UNROLL = 16
+_IFS = re.compile(r"[ \t\n]+")
+
+
+def is_environment(name: str, known_env: frozenset[str]) -> bool:
+    return name in ENV_NAMES or name in known_env or name.startswith(ENV_PREFIXES)
+
+
+class Var:
+    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env")
+
+    def __init__(self, parts=None, array=None, exported=False, status="set", fed_by=(),
+                 note="", env=False) -> None:
+        self.parts = parts  # tuple[Part] for scalars
+        self.array = array  # list[Field] for arrays
+        self.exported = exported
+        self.status = status  # "set" | "maybe"
+        self.fed_by = fed_by
+        self.note = note
+        self.env = env  # pinned from outside (--device / --set)
+
+    def replace(self, **kw) -> "Var":
+        v = Var(self.parts, self.array, self.exported, self.status, self.fed_by, self.note,
+                self.env)
+        for k, val in kw.items():
+            setattr(v, k, val)
+        return v
+
+    def same_value(self, other: "Var") -> bool:
+        if (self.array is None) != (other.array is None):
+            return False
+        if self.array is not None:
+            return len(self.array) == len(other.array) and all(
+                a.value == b.value for a, b in zip(self.array, other.array))
+        return parts_value(self.parts) == parts_value(other.parts)
+
+
+class State:
+    __slots__ = ("vars", "options", "positional", "taint", "dead", "returned", "funcs",
+                 "elsewhere")
+
+    def __init__(self) -> None:
+        self.vars: dict[str, Var] = {}
+        self.options: set[str] = set()
+        self.positional: list[Field] | None = None  # None: the script's own "$@" (unknown)
+        self.taint: str | None = None  # a `source`/`eval` may have set any variable
+        self.dead = False  # `exit` ran
+        self.returned = False  # `return` ran inside a function
+        self.funcs: dict[str, Function] = {}
+        self.elsewhere: dict[str, str] = {}  # name → "only the gpu branch … assigns it"
+
+    def copy(self) -> "State":
+        s = State()
+        s.vars = dict(self.vars)
+        s.options = set(self.options)
+        s.positional = self.positional
+        s.taint = self.taint
+        s.dead = self.dead
+        s.returned = self.returned
+        s.funcs = dict(self.funcs)
+        s.elsewhere = dict(self.elsewhere)
+        return s
+
+
+def _assigned_names(stmts) -> list[str]:
+    """Variables assigned anywhere inside a statement list (static)."""
+    from verl_lint.shell.model import children
+
+    out: list[str] = []
+
+    def walk(ss) -> None:
+        for s in ss:
+            if isinstance(s, Assignment) and (s.value is not None or s.array is not None):
+                out.append(s.name)
+            elif isinstance(s, Command):
+                pass
+            for ch in children(s):
+                walk(ch)
+
+    walk(stmts)
+    return out
+
+
+class Interpreter:
+    def __init__(self, model: ScriptModel, scenario: Scenario, known_env: frozenset[str],
+                 device_var: str | None) -> None:
+        self.model = model
+        self.scenario = scenario
+        self.known_env = known_env
+        self.device_var = device_var
+        self.launches: list[Launch] = []
+        self.uses: dict[tuple[int, str], VarUse] = {}
+        self.frames: list[dict[str, Var | None]] = []  # saved outer values of `local`s
+        self.first_launch_state: tuple[bool, object] | None = None
+
+    # ------------------------------------------------------------------------------------------
+    def run(self) -> ScenarioRun:
+        st = State()
+        for name, value in self.scenario.pins:
+            st.vars[name] = Var(parts=(Part(value),), exported=True, env=True)
+        self.block(self.model.body, st)
+        nounset, visible = (self.first_launch_state if self.first_launch_state is not None
+                            else ("nounset" in st.options, self.visible_devices(st, ())))
+        uses = sorted(self.uses.values(), key=lambda u: (u.span.start, u.name))
+        return ScenarioRun(scenario=self.scenario, launches=self.launches, var_uses=uses,
+                           nounset=nounset, visible_devices=visible)
+
+    def block(self, stmts, st: State) -> State:
+        for s in stmts:
+            if st.dead or st.returned:
+                break
+            if s.conditional:
+                alt = st.copy()
+                self.stmt(s, alt)
+                merged = self.merge([alt, st], ["when the command before `&&`/`||` allows it",
+                                                "otherwise"])
+                _assign_state(st, merged)
+            else:
+                self.stmt(s, st)
+        return st
+
+    def stmt(self, s, st: State) -> None:
+        if isinstance(s, Assignment):
+            self.assign(s, st)
+        elif isinstance(s, Command):
+            self.command(s, st)
+        elif isinstance(s, Pipeline):
+            if len(s.parts) == 1:
+                self.stmt(s.parts[0], st)
+            else:
+                for part in s.parts:  # each part of a pipeline runs in a subshell
+                    self.stmt(part, st.copy())
+        elif isinstance(s, SetOptions):
+            for o in s.enable:
+                st.options.add(o)
+            for o in s.disable:
+                st.options.discard(o)
+        elif isinstance(s, Unset):
+            for w in s.words:
+                self.expand_fields(w, st)
+            for n in s.names:
+                if s.functions:
+                    st.funcs.pop(n, None)
+                else:
+                    st.vars.pop(n, None)
+        elif isinstance(s, Case):
+            self.case(s, st)
+        elif isinstance(s, If):
+            self.if_(s, st)
+        elif isinstance(s, Loop):
+            self.loop(s, st)
+        elif isinstance(s, Function):
+            st.funcs[s.name] = s
+        elif isinstance(s, Group):
+            if s.subshell:
+                self.block(s.body, st.copy())
+            else:
+                self.block(s.body, st)
+
+    # -- control flow ------------------------------------------------------------------------
+    def merge(self, states: list[State], labels: list[str]) -> State:
+        alive = [(s, lab) for s, lab in zip(states, labels) if not s.dead]
+        if not alive:
+            out = states[0].copy()
+            out.dead = True
+            return out
+        if len(alive) == 1:
+            return alive[0][0]
+        base = alive[0][0].copy()
+        names = set()
+        for s, _ in alive:
+            names.update(s.vars)
+        for name in names:
+            have = [(s.vars.get(name), lab) for s, lab in alive]
+            present = [(v, lab) for v, lab in have if v is not None]
+            first = present[0][0]
+            same = all(v.same_value(first) for v, _ in present)
+            status = "set" if len(present) == len(have) and all(
+                v.status == "set" for v, _ in present) else "maybe"
+            note = ""
+            who = " and ".join(lab for _, lab in present)
+            if len(present) < len(have):
+                note = f"only {who} assign{'s' if len(present) == 1 else ''} it"
+            elif status == "maybe":
+                note = next((v.note for v, _ in present if v.note), "")
+            fed = tuple(dict.fromkeys(sp for v, _ in present for sp in v.fed_by))
+            exported = any(v.exported for v, _ in present)
+            if same and len(present) == len(have):
+                base.vars[name] = first.replace(status=status, note=note, fed_by=fed,
+                                                exported=exported)
+                continue
+            reason = (f"${name} differs between " + " and ".join(lab for _, lab in have))
+            if len(present) < len(have):
+                reason = f"${name} is only set by {who}"
+            if first.array is not None and same:
+                # appended only in some arms: the common elements plus an unknown tail
+                arr = list(first.array)
+            elif first.array is not None:
+                common = _common_prefix([v.array or [] for v, _ in present])
+                arr = common + [Field([Part(Unknown(reason=reason))], first.array[0].span
+                                      if first.array else Span(start=0, end=0, line=1,
+                                                               column=1, end_line=1,
+                                                               end_column=1),
+                                      array=name, passthrough=reason)]
+            else:
+                arr = None
+            base.vars[name] = Var(parts=None if arr is not None else (Part(Unknown(reason=reason)),),
+                                  array=arr, exported=exported, status=status, fed_by=fed,
+                                  note=note)
+        base.options = set.union(*(s.options for s, _ in alive)) if all(
+            s.options == alive[0][0].options for s, _ in alive) else base.options
+        for s, _ in alive[1:]:
+            for k, v in s.elsewhere.items():
+                base.elsewhere.setdefault(k, v)
+            base.funcs.update(s.funcs)
+            if s.taint and not base.taint:
+                base.taint = s.taint
+        base.returned = all(s.returned for s, _ in alive)
+        return base
+
+    def note_untaken(self, st: State, stmts, label: str) -> None:
+        for name in _assigned_names(stmts):
+            st.elsewhere.setdefault(name, f"only {label} assigns it")
+
+    def case(self, s: Case, st: State) -> None:
+        subject = parts_value(self.expand_scalar(s.subject, st))
+        if isinstance(subject, str):
+            taken = None
+            for k, item in enumerate(s.items):
+                pats = [parts_value(self.expand_scalar(p, st)) for p in item.patterns]
+                if any(isinstance(p, Unknown) for p in pats):
+                    taken = None
+                    break
+                if any(fnmatchcase(subject, p) for p in pats):
+                    taken = k
+                    break
+            else:
+                for item in s.items:
+                    self.note_untaken(st, item.body, _item_label(s, item))
+                return
+            if taken is not None:
+                for k, item in enumerate(s.items):
+                    if k != taken:
+                        self.note_untaken(st, item.body, _item_label(s, item))
+                k = taken
+                while k < len(s.items):
+                    self.block(s.items[k].body, st)
+                    if s.items[k].terminator != ";&":
+                        break
+                    k += 1
+                return
+        # unknown subject: every arm may run
+        states, labels = [], []
+        for item in s.items:
+            alt = st.copy()
+            self.block(item.body, alt)
+            states.append(alt)
+            labels.append(_item_label(s, item))
+        if not s.has_default:
+            states.append(st.copy())
+            labels.append("no branch")
+        _assign_state(st, self.merge(states, labels))
+
+    def condition(self, cond, st: State) -> bool | None:
+        if cond is None:
+            return True
+        if cond.variable is None:
+            return None
+        v = self.lookup_value(cond.variable, st)
+        if not isinstance(v, str):
+            return None
+        if cond.operator == "-z":
+            return v == ""
+        if cond.operator == "-n":
+            return v != ""
+        if cond.operand is None:
+            return None
+        eq = v == cond.operand if "[[" not in cond.text else fnmatchcase(v, cond.operand)
+        return eq if cond.operator in ("=", "==") else not eq
+
+    def if_(self, s: If, st: State) -> None:
+        def label(b) -> str:
+            return ("the else branch" if b.kind == "else"
+                    else f"the `{b.condition.text}` branch (line {b.span.line})")
+
+        def run(k: int, st: State) -> State:
+            if k >= len(s.branches):
+                return st
+            b = s.branches[k]
+            verdict = self.condition(b.condition, st)
+            if verdict is True:
+                for other in s.branches[k + 1:]:
+                    self.note_untaken(st, other.body, label(other))
+                return self.block(b.body, st)
+            if verdict is False:
+                self.note_untaken(st, b.body, label(b))
+                return run(k + 1, st)
+            taken = self.block(b.body, st.copy())
+            rest = run(k + 1, st.copy())
+            later = " / ".join(label(o) for o in s.branches[k + 1:]) or "no branch"
+            return self.merge([taken, rest], [label(b), later])
+
+        _assign_state(st, run(0, st))
+
+    def loop(self, s: Loop, st: State) -> None:
+        if s.loop == "for" and s.items is not None and s.variable:
+            fields = [f for w in s.items for f in self.expand_fields(w, st)]
+            if len(fields) <= _MAX_UNROLL and all(
+                    f.passthrough is None and isinstance(f.value, str) for f in fields):
+                for f in fields:
+                    st.vars[s.variable] = Var(parts=tuple(f.parts), fed_by=(s.span,))
+                    self.block(s.body, st)
+                    if st.dead:
+                        return
+                st.returned = False
+                return
+        alt = st.copy()
+        if s.variable:
+            alt.vars[s.variable] = Var(parts=(Part(Unknown(reason=f"${s.variable} is a loop "
+                                                           "variable")),), fed_by=(s.span,))
+        self.block(s.body, alt)
+        alt.dead = False  # `break`/`exit` inside a loop body: stay conservative
+        _assign_state(st, self.merge([alt, st], [f"the loop at line {s.span.line}",
+                                                 "no iteration"]))
+
+    # -- assignments ---------------------------------------------------------------------------
+    def assign(self, a: Assignment, st: State, prefix_env: dict | None = None) -> None:
+        target = prefix_env if prefix_env is not None else st.vars
+        old = target.get(a.name) if prefix_env is None else (prefix_env.get(a.name)
+                                                              or st.vars.get(a.name))
+        if a.declared_by in ("local", "declare", "typeset") and self.frames and \
+                a.name not in self.frames[-1]:
+            self.frames[-1][a.name] = st.vars.get(a.name)
+            if a.value is None and a.array is None:
+                st.vars.pop(a.name, None)
+                return
+        exported = a.exported or (old.exported if old is not None else False)
+        if a.value is None and a.array is None:  # `export X`, `readonly X`
+            if old is not None:
+                target[a.name] = old.replace(exported=exported)
+            elif "a" in "".join(a.flags):
+                target[a.name] = Var(array=[], exported=exported, fed_by=(a.span,))
+            return
+        if a.array is not None:
+            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, array=a.name)]
+            if a.append and old is not None:
+                base = old.array if old.array is not None else (
+                    [Field(list(old.parts), a.name_span, array=a.name)] if old.parts else [])
+                elems = list(base) + elems
+            fed = ((old.fed_by if a.append and old is not None else ()) + (a.span,))
+            target[a.name] = Var(array=elems, exported=exported, fed_by=fed)
+            return
+        parts, fed = self.expand_scalar(a.value, st, acc_fed=True, assignment=True)
+        if a.index is not None:
+            idx = parts_value(self.expand_scalar(a.index, st))
+            arr = list(old.array) if old is not None and old.array is not None else (
+                [Field(list(old.parts), a.name_span, array=a.name)] if old is not None
+                and old.parts else [])
+            try:
+                i = int(arith.evaluate(idx, lambda n, d: 0)) if isinstance(idx, str) else None
+            except arith.ArithUnknown:
+                i = None
+            field = Field(list(parts), a.value.span, array=a.name, fed_by=fed)
+            if i is None or i > len(arr) or i < 0:
+                reason = f"index {a.index.text} of {a.name}"
+                arr.append(Field([Part(Unknown(reason=reason))], a.span, array=a.name,
+                                 passthrough=reason))
+            elif i == len(arr):
+                arr.append(field)
+            else:
+                arr[i] = field
+            target[a.name] = Var(array=arr, exported=exported, fed_by=(a.span,))
+            return
+        if a.append and old is not None:
+            if old.array is not None:
+                arr = list(old.array)
+                if arr:
+                    arr[0] = arr[0].copy(parts=list(arr[0].parts) + list(parts))
+                else:
+                    arr.append(Field(list(parts), a.value.span, array=a.name))
+                target[a.name] = Var(array=arr, exported=exported, fed_by=old.fed_by + (a.span,))
+                return
+            parts = tuple(old.parts or ()) + tuple(parts)
+            fed = old.fed_by + fed
+        target[a.name] = Var(parts=tuple(parts), exported=exported, fed_by=fed + (a.span,))
+
+    # -- commands --------------------------------------------------------------------------------
+    def command(self, c: Command, st: State) -> None:
+        prefix_env: dict[str, Var] = {}
+        for a in c.prefix:
+            self.assign(a, st, prefix_env)
+        fields: list[Field] = []
+        for w in c.words:
+            fields.extend(self.expand_fields(w, st))
+        for r in c.redirects:
+            if r.target is not None:
+                self.expand_fields(r.target, st)
+        for h in c.heredocs:
+            if h.body is not None and not h.quoted:
+                self.expand_scalar(h.body, st)
+        if not fields:
+            st.vars.update(prefix_env)  # `X=1 $(true)`: the assignment persists
+            return
+        name = fields[0].value
+        if isinstance(name, str):
+            if self.builtin(name, fields, c, st):
+                return
+            fn = st.funcs.get(name)
+            if fn is not None:
+                self.call(fn, fields[1:], st, prefix_env)
+                return
+        launch = detect_launch(fields, c, self.model, self.span)
+        if launch is not None:
+            nounset = "nounset" in st.options
+            visible = self.visible_devices(st, prefix_env)
+            if self.first_launch_state is None:
+                self.first_launch_state = (nounset, visible)
+            self.launches.append(launch)
+
+    def builtin(self, name: str, fields: list[Field], c: Command, st: State) -> bool:
+        args = [f.value for f in fields[1:]]
+        if name in ("exit",):
+            st.dead = True
+            return True
+        if name == "return":
+            st.returned = True
+            return True
+        if name in ("source", "."):
+            st.taint = f"`{' '.join(w.text for w in c.words)}` (line {c.span.line})"
+            return True
+        if name == "eval":
+            st.taint = f"`eval` (line {c.span.line})"
+            return True
+        if name in ("read", "mapfile", "readarray", "getopts"):
+            targets = [a for a in args if isinstance(a, str) and re.fullmatch(
+                r"[A-Za-z_][A-Za-z0-9_]*", a)]
+            if name == "getopts":
+                targets = targets[1:2]
+            elif name != "read":
+                targets = targets[-1:]
+            for t in targets:
+                st.vars[t] = Var(parts=(Part(Unknown(reason=f"${t} is read at run time")),),
+                                 fed_by=(c.span,))
+            return True
+        if name == "printf" and len(args) >= 2 and args[0] == "-v" and isinstance(args[1], str):
+            st.vars[args[1]] = Var(parts=(Part(Unknown(reason=f"${args[1]} from printf -v")),),
+                                   fed_by=(c.span,))
+            return True
+        if name == "shift":
+            n = args[0] if args else "1"
+            if st.positional is not None and isinstance(n, str) and n.isdigit():
+                st.positional = st.positional[int(n):]
+            return True
+        return False
+
+    def call(self, fn: Function, args: list[Field], st: State, prefix_env: dict) -> None:
+        if len(self.frames) >= _MAX_CALL_DEPTH:
+            return
+        saved_pos = st.positional
+        st.positional = args
+        self.frames.append({})
+        try:
+            self.block(fn.body, st)
+        finally:
+            frame = self.frames.pop()
+            for name, old in frame.items():
+                if old is None:
+                    st.vars.pop(name, None)
+                else:
+                    st.vars[name] = old
+            st.positional = saved_pos
+            st.returned = False
+
+    def visible_devices(self, st: State, prefix_env) -> object:
+        order = ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") \
+            if self.scenario.device == "npu" else (
+                "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
+        for name in order:
+            v = (prefix_env or {}).get(name) or st.vars.get(name)
+            if v is not None and (v.exported or name in (prefix_env or {})):
+                if v.parts is None:
+                    return Unknown(reason=f"${name} is an array")
+                return parts_value(v.parts)
+        return None
+
+    # -- expansion --------------------------------------------------------------------------------
+    def span(self, start: int, end: int) -> Span | None:
+        src = self.model.source
+        return src.span(start, end) if src is not None else None
+
+    def record_use(self, p: Piece, st: State, has_default: bool) -> None:
+        name = p.name
+        if name is None or not (name[0].isalpha() or name[0] == "_"):
+            return
+        key = (p.span.start, name)
+        if key in self.uses:
+            return
+        v = st.vars.get(name)
+        nounset = "nounset" in st.options
+        if v is not None:
+            state = "environment" if v.env else ("set" if v.status == "set" else "maybe")
+            note = v.note
+        elif is_environment(name, self.known_env):
+            state, note = "environment", ""
+        elif st.taint:
+            state, note = "maybe", f"may be set by {st.taint}"
+        else:
+            state, note = "unset", st.elsewhere.get(name, "")
+        self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default, state=state,
+                                note=note, nounset=nounset)
+
+    def lookup_value(self, name: str, st: State):
+        """A scalar variable's value: str, Unknown, or None when unset."""
+        v = st.vars.get(name)
+        if v is None:
+            if is_environment(name, self.known_env):
+                return Unknown(reason=f"${name} comes from the environment")
+            if st.taint:
+                return Unknown(reason=f"${name} may be set by {st.taint}")
+            return None
+        if v.array is not None:
+            return v.array[0].value if v.array else ""
+        return parts_value(v.parts)
+
+    def special(self, name: str, st: State):
+        pos = st.positional
+        if name in ("@", "*"):
+            if pos is None:
+                return Unknown(reason='"$@": the arguments the caller passes')
+            vals = [f.value for f in pos]
+            bad = next((v for v in vals if isinstance(v, Unknown)), None)
+            return bad if bad is not None else " ".join(vals)
+        if name == "#":
+            return Unknown(reason="$#: the number of arguments") if pos is None else str(len(pos))
+        if name.isdigit() and name != "0":
+            if pos is None:
+                return Unknown(reason=f"${name}: an argument the caller passes")
+            i = int(name) - 1
+            return pos[i].value if i < len(pos) else None
+        return Unknown(reason=f"${name} is only known at run time")
+
+    def scalar_of(self, p: Piece, st: State, acc: list):
+        """Value of `$name` / `${name[i]}` without operator: (value or None if unset)."""
+        name = p.name or ""
+        if not (name[0].isalpha() or name[0] == "_"):
+            return self.special(name, st)
+        v = st.vars.get(name)
+        if v is not None:
+            acc.append((name, v.fed_by))
+            if v.array is not None:
+                idx = p.index
+                if idx is None or idx == "0":
+                    return v.array[0].value if v.array else ""
+                if idx in ("@", "*"):
+                    vals = [f.value for f in v.array]
+                    bad = next((x for x in vals if isinstance(x, Unknown)), None)
+                    return bad if bad is not None else " ".join(vals)
+                if idx.isdigit():
+                    i = int(idx)
+                    return v.array[i].value if i < len(v.array) else None
+                return Unknown(reason=f"${{{name}[{idx}]}}: index only known at run time")
+            if p.index not in (None, "0", "@", "*"):
+                return None
+            return parts_value(v.parts)
+        acc.append((name, ()))
+        return self.lookup_value(name, st)
+
+    def var_parts(self, p: Piece, st: State, acc: list, in_dq: bool):
+        """Expansion of a variable piece: ("parts", tuple) or ("fields", list[Field])."""
+        op = p.operator
+        name = p.name or ""
+        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"))
+        # whole arrays / "$@"
+        if op is None and (p.index in ("@", "*") or name in ("@", "*")):
+            fields = self.array_fields(p, st, acc)
+            if fields is not None:
+                if p.index == "*" or name == "*":
+                    vals = [f.value for f in fields]
+                    bad = next((x for x in vals if isinstance(x, Unknown)), None)
+                    return "parts", (Part(bad if bad is not None else " ".join(vals)),)
+                return "fields", fields
+        if op in ("length",):
+            if p.index in ("@", "*"):
+                v = st.vars.get(name)
+                if v is not None and v.array is not None:
+                    if any(f.passthrough for f in v.array):
+                        return "parts", (Part(Unknown(reason=f"length of {name}")),)
+                    return "parts", (Part(str(len(v.array))),)
+            val = self.scalar_of(p, st, acc)
+            if isinstance(val, Unknown):
+                return "parts", (Part(val),)
+            return "parts", (Part(str(len(val or ""))),)
+        if op in ("indirect", "names"):
+            return "parts", (Part(Unknown(reason=f"{p.text}: indirect expansion")),)
+        val = self.scalar_of(p, st, acc)
+        if op is None:
+            if val is None:
+                return "parts", (Part(self.unset_unknown(name, st)),)
+            return "parts", (Part(val),)
+        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+            if isinstance(val, Unknown):
+                return "parts", (Part(val),)
+            colon = op[0] == ":"
+            present = val is not None and (val != "" or not colon)
+            core = op.lstrip(":")
+            if core in ("-", "="):
+                if present:
+                    return "parts", (Part(val),)
+                parts, fed = self.expand_scalar(p.argument, st, acc_fed=True, in_dq=in_dq) \
+                    if p.argument is not None else ((), ())
+                if core == "=" and (name[:1].isalpha() or name[:1] == "_"):
+                    st.vars[name] = Var(parts=tuple(parts), fed_by=fed + (p.span,))
+                acc.append(("", fed))
+                return "parts", tuple(parts)
+            if core == "+":
+                if not present:
+                    return "parts", (Part(""),)
+                parts, fed = self.expand_scalar(p.argument, st, acc_fed=True, in_dq=in_dq) \
+                    if p.argument is not None else ((), ())
+                acc.append(("", fed))
+                return "parts", tuple(parts)
+            # `?`
+            if present:
+                return "parts", (Part(val),)
+            return "parts", (Part(Unknown(reason=f"${{{name}{op}}}: bash aborts when {name} is "
+                                          "unset")),)
+        # pattern and case operators
+        if val is None:
+            val = ""
+        if isinstance(val, Unknown):
+            return "parts", (Part(val),)
+        arg = parts_value(self.expand_scalar(p.argument, st, in_dq=in_dq)) \
+            if p.argument is not None else ""
+        if isinstance(arg, Unknown):
+            return "parts", (Part(arg),)
+        return "parts", (Part(_string_op(op, val, arg, p.text)),)
+
+    def unset_unknown(self, name: str, st: State) -> Unknown:
+        note = st.elsewhere.get(name)
+        if note:
+            return Unknown(reason=f"${name} is unset here ({note})")
+        return Unknown(reason=f"${name} is not set by the script")
+
+    def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
+        name = p.name or ""
+        if name in ("@", "*"):
+            if st.positional is None:
+                return [Field([Part(Unknown(reason='"$@"'))], p.span,
+                              passthrough='"$@": the caller may add arguments here')]
+            return [f.copy() for f in st.positional]
+        v = st.vars.get(name)
+        if v is None:
+            acc.append((name, ()))
+            val = self.lookup_value(name, st)
+            if isinstance(val, Unknown):
+                return [Field([Part(val)], p.span, passthrough=val.reason)]
+            return []  # unset array: expands to nothing
+        acc.append((name, v.fed_by))
+        if v.array is not None:
+            return [f.copy() for f in v.array]
+        return [Field(list(v.parts or ()), p.span, fed_by=v.fed_by, variables=(name,))]
+
+    def piece(self, p: Piece, st: State, acc: list, in_dq: bool):
+        if p.kind == "literal":
+            src = p.span.start if p.text == p.value else (
+                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
+            return "lit", (Part(p.value, src),)
+        if p.kind == "variable":
+            return self.var_parts(p, st, acc, in_dq)
+        if p.kind == "arithmetic":
+            return "parts", (Part(self.arithmetic(p, st, acc)),)
+        if p.kind == "command":
+            body = (p.body or "").strip()
+            if body.startswith("#") and "\n" not in body:
+                return "parts", (Part(""),)  # `# comment` idiom: expands to nothing
+            if self.is_device_probe(body):
+                if self.scenario.device is not None and self.device_var:
+                    pinned = dict(self.scenario.pins).get(self.device_var)
+                    return "parts", (Part(pinned or self.scenario.device),)
+            return "parts", (Part(Unknown(reason=f"{_short(p.text)} is only known at run time")),)
+        if p.kind == "bad_substitution":
+            return "parts", (Part(Unknown(reason=f"bash cannot expand {_short(p.text)} "
+                                          "(bad substitution)")),)
+        return "parts", (Part(Unknown(reason=f"{_short(p.text)} is only known at run time")),)
+
+    @staticmethod
+    def is_device_probe(body: str) -> bool:
+        return "torch_npu" in body or ("echo npu" in body and "echo gpu" in body)
+
+    def arithmetic(self, p: Piece, st: State, acc: list):
+        text = p.body or ""
+        if p.argument is not None:
+            val = parts_value(self.expand_scalar(p.argument, st, acc=acc, in_dq=True))
+            if isinstance(val, Unknown):
+                return val
+            text = val
+
+        def lookup(name: str, depth: int) -> int:
+            fake = Piece.model_construct(kind="variable", span=p.span, text=name, name=name)
+            self.record_use(fake, st, False)
+            v = st.vars.get(name)
+            acc.append((name, v.fed_by if v is not None else ()))
+            val = self.lookup_value(name, st)
+            if val is None:
+                raise arith.ArithUnknown(str(self.unset_unknown(name, st).reason))
+            if isinstance(val, Unknown):
+                raise arith.ArithUnknown(val.reason)
+            return arith.evaluate(val, lookup, depth) if val.strip() else 0
+
+        try:
+            return str(arith.evaluate(text, lookup))
+        except arith.ArithUnknown as exc:
+            return Unknown(reason=f"$(({text.strip()})): {exc}")
+        except (RecursionError, OverflowError, ValueError):
+            return Unknown(reason=f"$(({text.strip()})) cannot be evaluated")
+
+    def expand_scalar(self, w: Word, st: State, *, acc_fed: bool = False, in_dq: bool = False,
+                      acc: list | None = None, assignment: bool = False):
+        """A word as one string (assignment values, case subjects): no word splitting."""
+        own = [] if acc is None else acc
+        parts: list[Part] = []
+        for k, p in enumerate(w.pieces):
+            kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
+            if kind == "fields":
+                vals = [f.value for f in val]
+                bad = next((x for x in vals if isinstance(x, Unknown)), None)
+                parts.append(Part(bad if bad is not None else " ".join(vals)))
+            elif kind == "lit" and assignment and p.quoted == "none":
+                parts.extend(_tilde(val[0], k == 0 or parts_value(tuple(parts)) == ""))
+            else:
+                parts.extend(val)
+        if acc_fed:
+            return tuple(parts), tuple(dict.fromkeys(sp for _, fed in own for sp in fed))
+        return tuple(parts)
+
+    def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
+        """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
+        acc: list = []
+        pieces = w.pieces
+        if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].quoted == "double":
+            kind, val = self.piece(pieces[0], st, acc, True)
+            if kind == "fields":
+                return val
+        out: list[Field] = []
+        cur: list[Part] | None = None  # None: no field started
+
+        def finish() -> None:
+            nonlocal cur
+            if cur is not None:
+                out.append(Field(cur, w.span))
+            cur = None
+
+        for k, p in enumerate(pieces):
+            kind, val = self.piece(p, st, acc, p.quoted == "double")
+            if kind == "lit":
+                part = val[0]
+                if p.quoted == "none":
+                    cur = (cur or []) + _tilde(part, cur is None or parts_value(tuple(cur)) == "",
+                                               after_eq=True)
+                else:
+                    cur = (cur or []) + [part]
+                continue
+            if kind == "fields":
+                fields = val
+                unquoted = p.quoted == "none"
+                if unquoted:
+                    split: list[Field] = []
+                    for f in fields:
+                        v = f.value
+                        if isinstance(v, str) and _IFS.search(v):
+                            split.extend(f.copy(parts=[Part(x)]) for x in v.split())
+                        elif v != "" or f.passthrough:
+                            split.append(f)
+                    fields = split
+                if not fields:
+                    continue
+                if cur is None and len(fields) and k == len(pieces) - 1:
+                    out.extend(fields)
+                    continue
+                for i, f in enumerate(fields):
+                    if i == 0:
+                        cur = (cur or []) + list(f.parts)
+                    else:
+                        finish()
+                        cur = list(f.parts)
+                continue
+            # scalar parts
+            if p.quoted != "none":
+                cur = (cur or []) + list(val)
+                continue
+            value = parts_value(val)
+            if isinstance(value, Unknown):
+                if cur is None and len(pieces) == 1:
+                    out.append(Field([Part(value)], w.span, passthrough=None
+                                     if p.kind in ("arithmetic",) else
+                                     f"unquoted {_short(p.text)} may expand to several words "
+                                     f"({value.reason})"))
+                    continue
+                cur = (cur or []) + [Part(value)]
+                continue
+            chunks = re.split(r"([ \t\n]+)", value)
+            for i, chunk in enumerate(chunks):
+                if i % 2 == 1:
+                    finish()
+                elif chunk:
+                    cur = (cur or []) + [Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
+                                              else None)]
+        finish()
+        fed = tuple(dict.fromkeys(sp for _, f in acc for sp in f))
+        names = tuple(dict.fromkeys(n for n, _ in acc if n))
+        for f in out:
+            if f.span is w.span:
+                f.fed_by = fed
+                f.variables = names
+            if array is not None and f.array is None:
+                f.array = array
+        return out
+
+
+def _assign_state(st: State, other: State) -> None:
+    if other is st:
+        return
+    for slot in State.__slots__:
+        setattr(st, slot, getattr(other, slot))
+
+
+def _common_prefix(arrays: list[list[Field]]) -> list[Field]:
+    out = []
+    for group in zip(*arrays):
+        if all(f.span == group[0].span and f.value == group[0].value for f in group):
+            out.append(group[0])
+        else:
+            break
+    return out
+
+
+def _item_label(s: Case, item) -> str:
+    pats = "|".join(p.text for p in item.patterns)
+    var = s.subject_variable
+    where = f" of `case ${var}`" if var else ""
+    return f"the `{pats}` branch{where} (line {item.span.line})"
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
+    """Tilde expansion in an unquoted literal: at the start of a word and after `=`/`:`."""
+    v = part.value
+    if not isinstance(v, str) or "~" not in v:
+        return [part]
+    idx = []
+    for m in re.finditer(r"~", v):
+        i = m.start()
+        if (i == 0 and at_start) or (after_eq and i > 0 and v[i - 1] in "=:"):
+            idx.append(i)
+    if not idx:
+        return [part]
+    out: list[Part] = []
+    last = 0
+    for i in idx:
+        end = i + 1
+        while end < len(v) and v[end] not in "/:":
+            end += 1
+        if last < i:
+            out.append(Part(v[last:i], None if part.src is None else part.src + len(
+                v[:last].encode())))
+        out.append(Part(Unknown(reason=f"{v[i:end]} is the user's home directory")))
+        last = end
+    if last < len(v):
+        out.append(Part(v[last:], None if part.src is None else part.src + len(v[:last].encode())))
+    return out
+
+
+def _string_op(op: str, val: str, arg: str, text: str):
+    if op in ("#", "##", "%", "%%"):
+        n = len(val)
+        rng = range(n + 1) if op in ("#", "%") else range(n, -1, -1)
+        for k in rng:
+            if op[0] == "#" and fnmatchcase(val[:k], arg):
+                return val[k:]
+            if op[0] == "%" and fnmatchcase(val[n - k:], arg):
+                return val[:n - k]
+        return val
+    if op in ("^^", ",,"):
+        return val.upper() if op == "^^" else val.lower()
+    if op in ("^", ","):
+        return (val[:1].upper() if op == "^" else val[:1].lower()) + val[1:]
+    if op in ("/", "//", "/#", "/%"):
+        pat, _, rep = arg.partition("/")
+        if any(ch in pat for ch in "*?["):
+            return Unknown(reason=f"{_short(text)}: pattern replacement")
+        if not pat:
+            return val
+        if op == "//":
+            return val.replace(pat, rep)
+        if op == "/#":
+            return rep + val[len(pat):] if val.startswith(pat) else val
+        if op == "/%":
+            return val[:-len(pat)] + rep if val.endswith(pat) else val
+        return val.replace(pat, rep, 1)
+    if op == "substring":
+        bits = arg.split(":")
+        try:
+            off = int(arith.evaluate(bits[0], lambda n, d: 0)) if bits[0].strip() else 0
+            ln = int(arith.evaluate(bits[1], lambda n, d: 0)) if len(bits) > 1 else None
+        except arith.ArithUnknown:
+            return Unknown(reason=f"{_short(text)}: substring bounds")
+        if off < 0:
+            off = max(0, len(val) + off)
+        if ln is None:
+            return val[off:]
+        return val[off:off + ln] if ln >= 0 else val[off:len(val) + ln]
+    return Unknown(reason=f"{_short(text)} is not evaluated")

@@ -1,0 +1,274 @@
+"""Recognise verl launches among expanded commands and split their Hydra overrides.
+
+`python3 -m verl.trainer.main_ppo …`, `python3 path/main_ppo.py`, `torchrun … -m MODULE`,
+`python -m torch.distributed.run …`, `ray job submit … -- python3 -m …`, `uv run … python -m …`,
+behind `nohup`/`exec`/`env`/`time`/`srun`…; only verl-looking entry points count (`verl.*`,
+`recipe.*`, any `*.main_*` module, a `main_*.py` script).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
+from verl_lint.evaluate.values import Field
+from verl_lint.shell.model import Command, ScriptModel
+from verl_lint.source import Span
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
+_SIMPLE_WRAPPERS = frozenset({"nohup", "exec", "command", "builtin", "setsid", "time"})
+_SCAN_WRAPPERS = frozenset({"srun", "mpirun", "mpiexec", "numactl", "taskset", "stdbuf",
+                            "timeout", "nice", "ionice", "chrt", "conda", "poetry", "pipenv",
+                            "micromamba", "mamba", "pixi"})
+_TORCHRUN_FLAGS = frozenset({"--standalone", "--no-python", "--no_python", "--run-path",
+                             "--run_path", "-m", "--module", "--module_", "--use-env",
+                             "--use_env", "--redirects_all"})
+_PY_OPTS_WITH_ARG = frozenset({"-W", "-X", "-Q"})
+_HYDRA_FLAGS_WITH_ARG = frozenset({"--cfg", "-c", "--package", "-p", "--config-dir", "-cd",
+                                   "--experimental-rerun"})
+
+SpanFn = Callable[[int, int], "Span | None"]
+
+
+def _base(v) -> str | None:
+    return v.rsplit("/", 1)[-1] if isinstance(v, str) else None
+
+
+def is_verl_module(module: str) -> bool:
+    return (module.startswith(("verl.", "recipe.")) or
+            module.rsplit(".", 1)[-1].startswith("main_")) and \
+        re.fullmatch(r"[A-Za-z_][\w.]*", module) is not None
+
+
+def is_verl_script(path: str) -> bool:
+    return bool(re.fullmatch(r"(?:.*/)?main_\w+\.py", path))
+
+
+def detect_launch(fields: list[Field], cmd: Command, model: ScriptModel,
+                  span_fn: SpanFn) -> Launch | None:
+    vals = [f.value if f.passthrough is None else None for f in fields]
+    i, launcher = _unwrap(vals)
+    if i is None:
+        return None
+    entry = _entry(vals, i, launcher)
+    if entry is None:
+        return None
+    module, script, launcher, k = entry
+    if module is not None and not is_verl_module(module):
+        return None
+    if script is not None and not is_verl_script(script):
+        return None
+    launch = Launch(module=module, script=script, launcher=launcher, span=cmd.span)
+    _arguments(launch, fields[k:], span_fn)
+    return launch
+
+
+def _unwrap(vals: list) -> tuple[int | None, str]:
+    """Index of the interpreter word after wrappers, and the launcher name."""
+    i = 0
+    launcher = "python"
+    while i < len(vals):
+        b = _base(vals[i])
+        if b in _SIMPLE_WRAPPERS:
+            i += 1
+            while i < len(vals) and isinstance(vals[i], str) and vals[i].startswith("-"):
+                i += 1
+            continue
+        if b == "env":
+            i += 1
+            while i < len(vals) and isinstance(vals[i], str) and (
+                    vals[i].startswith("-") or re.match(r"[A-Za-z_]\w*=", vals[i])):
+                i += 2 if vals[i] in ("-u", "--unset", "-C", "--chdir") else 1
+            continue
+        if b == "ray" and vals[i + 1:i + 3] == ["job", "submit"]:
+            try:
+                i = vals.index("--", i) + 1
+            except ValueError:
+                return None, launcher
+            launcher = "ray"
+            continue
+        if b == "uv" and i + 1 < len(vals) and vals[i + 1] == "run":
+            launcher = "uv"
+            j = i + 2
+            while j < len(vals) and isinstance(vals[j], str) and vals[j].startswith("-"):
+                if vals[j] in ("-m", "--module"):
+                    return j, "uv"  # `uv run -m MODULE`
+                if vals[j] == "--":
+                    break
+                j += 1
+            # the rest: `uv run [--opt value …] python …`: find the interpreter
+            k = _find_interpreter(vals, i + 2)
+            if k is None:
+                return None, launcher
+            i = k
+            continue
+        if b in _SCAN_WRAPPERS:
+            k = _find_interpreter(vals, i + 1)
+            if k is None:
+                return None, launcher
+            i = k
+            continue
+        return i, launcher
+    return None, launcher
+
+
+def _find_interpreter(vals: list, start: int) -> int | None:
+    for k in range(start, len(vals)):
+        b = _base(vals[k])
+        if b is not None and (_PYTHON.match(b) or b == "torchrun"):
+            return k
+    return None
+
+
+def _entry(vals: list, i: int, launcher: str):
+    """(module, script, launcher, index of the first program argument) or None."""
+    v = vals[i]
+    b = _base(v)
+    if vals[i] == "-m" or vals[i] == "--module":  # `uv run -m MODULE`
+        mod = vals[i + 1] if i + 1 < len(vals) else None
+        return (mod, None, launcher, i + 2) if isinstance(mod, str) else None
+    if b == "torchrun":
+        return _torchrun(vals, i + 1, "torchrun" if launcher == "python" else launcher)
+    if not (b is not None and _PYTHON.match(b)):
+        # `$PYTHON -m verl…`: an unknown interpreter followed by -m
+        if not (v is None or isinstance(v, Unknown)) or vals[i + 1:i + 2] != ["-m"]:
+            return None
+    j = i + 1
+    while j < len(vals):
+        a = vals[j]
+        if not isinstance(a, str):
+            return None
+        if a == "-m" or (a.startswith("-m") and len(a) > 2 and not a.startswith("--")):
+            mod = a[2:] if len(a) > 2 else (vals[j + 1] if j + 1 < len(vals) else None)
+            nxt = j + 1 if len(a) > 2 else j + 2
+            if not isinstance(mod, str):
+                return None
+            if mod in ("torch.distributed.run", "torch.distributed.launch"):
+                return _torchrun(vals, nxt, "torchrun" if launcher == "python" else launcher)
+            return mod, None, launcher, nxt
+        if a == "-c" or a == "-":
+            return None
+        if a in _PY_OPTS_WITH_ARG:
+            j += 2
+            continue
+        if a.startswith("-"):
+            j += 1
+            continue
+        return (None, a, launcher, j + 1) if a.endswith(".py") else None
+    return None
+
+
+def _torchrun(vals: list, j: int, launcher: str):
+    module_flag = False
+    while j < len(vals):
+        a = vals[j]
+        if not isinstance(a, str):
+            return None
+        if a in ("-m", "--module"):
+            module_flag = True
+            j += 1
+            continue
+        if a.startswith("-"):
+            j += 1 if ("=" in a or a in _TORCHRUN_FLAGS) else 2
+            continue
+        if module_flag:
+            return a, None, launcher, j + 1
+        return (None, a, launcher, j + 1) if a.endswith(".py") else None
+    return None
+
+
+def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
+    k = 0
+    while k < len(fields):
+        f = fields[k]
+        if f.passthrough is not None:
+            launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough))
+            k += 1
+            continue
+        lead, rest_unknown = _lead(f)
+        flag = lead.split("=", 1)[0] if lead.startswith("-") else None
+        if flag in ("--config-path", "-cp", "--config-name", "-cn"):
+            if "=" in lead:
+                value = f.value
+                value = value.split("=", 1)[1] if isinstance(value, str) else value
+                span = f.span
+                k += 1
+            elif k + 1 < len(fields):
+                nf = fields[k + 1]
+                value = nf.value if nf.passthrough is None else Unknown(reason=nf.passthrough)
+                span = nf.span
+                k += 2
+            else:
+                k += 1
+                continue
+            if flag in ("--config-path", "-cp"):
+                launch.config_path = value
+            else:
+                launch.config_name = value
+                launch.config_name_span = span
+            continue
+        if flag is not None:
+            k += 2 if flag in _HYDRA_FLAGS_WITH_ARG and "=" not in lead else 1
+            continue
+        if "=" not in lead and rest_unknown:
+            reason = next((p.value.reason for p in f.parts if isinstance(p.value, Unknown)),
+                          "unknown")
+            launch.passthrough.append(Passthrough(
+                span=f.span, reason=f"override key only known at run time: {reason}"))
+        else:
+            launch.overrides.append(_override(f, lead, span_fn))
+        k += 1
+
+
+def _lead(f: Field) -> tuple[str, bool]:
+    """The known text before the first Unknown part, and whether an Unknown follows."""
+    out = []
+    for p in f.parts:
+        if isinstance(p.value, Unknown):
+            return "".join(out), True
+        out.append(p.value)
+    return "".join(out), False
+
+
+def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
+    eq = lead.find("=")
+    key_text = lead if eq < 0 else lead[:eq]
+    prefix = "++" if key_text.startswith("++") else "+" if key_text.startswith("+") else \
+        "~" if key_text.startswith("~") else ""
+    key = key_text[len(prefix):]
+    value = None
+    if eq >= 0:
+        value = f.value
+        value = value[len(lead[:eq + 1]):] if isinstance(value, str) else value
+    key_span = _sub_span(f, len(prefix), len(key_text), span_fn) or f.span
+    value_span = None
+    if eq >= 0 and isinstance(value, str):
+        eq_span = _sub_span(f, eq, eq + 1, span_fn, literal_tail=True)
+        if eq_span is not None and span_fn is not None:
+            value_span = span_fn(eq_span.end, f.span.end)
+    return Override(prefix=prefix, key=key, value=value, text=f.value, span=f.span,
+                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
+                    variables=f.variables)
+
+
+def _sub_span(f: Field, a: int, b: int, span_fn: SpanFn, literal_tail: bool = False):
+    """Span of characters [a, b) of the field when they sit verbatim in one part inside the
+    field's word; with `literal_tail`, also require every later part to be script literal."""
+    pos = 0
+    for idx, p in enumerate(f.parts):
+        v = p.value
+        if isinstance(v, Unknown):
+            return None
+        if pos <= a and b <= pos + len(v):
+            if p.src is None:
+                return None
+            if literal_tail and any(q.src is None for q in f.parts[idx + 1:]):
+                return None
+            start = p.src + len(v[:a - pos].encode())
+            end = start + len(v[a - pos:b - pos].encode())
+            if not (f.span.start <= start and end <= f.span.end):
+                return None
+            return span_fn(start, end)
+        pos += len(v)
+    return None

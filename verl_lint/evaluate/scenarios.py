@@ -1,0 +1,91 @@
+"""Which scenarios a script has, and the public `evaluate_script` entry point.
+
+A script has one scenario per device value its device branches test (`case "${DEVICE}" in gpu)
+… npu) …`, `if [ "$DEVICE" = npu ]`) or its DEVICE probe can produce
+(`${DEVICE:-$(python3 -c 'import torch_npu' … && echo npu || echo gpu)}` → gpu and npu).
+`--device`/`--set` pin the value: then there is exactly one scenario.
+"""
+
+from __future__ import annotations
+
+from verl_lint.evaluate.interp import Interpreter
+from verl_lint.evaluate.model import Scenario, ScenarioRun
+from verl_lint.shell.model import Case, If, ScriptModel
+
+DEVICE_WORDS = frozenset({"gpu", "npu", "cuda", "cpu", "ascend", "xpu", "rocm", "mlu", "hpu",
+                          "mps", "musa"})
+_ALIASES = {"cuda": "gpu", "ascend": "npu"}
+
+
+def _is_device(var: str | None, values: list[str]) -> bool:
+    return var is not None and ("DEVICE" in var.upper() or any(v in DEVICE_WORDS
+                                                               for v in values))
+
+
+def device_branches(model: ScriptModel) -> tuple[str | None, list[str]]:
+    """The device variable and the values its branches test, gpu and npu first."""
+    found: dict[str, list[str]] = {}
+    for s in model.statements:
+        if isinstance(s, Case):
+            var = s.subject_variable
+            vals = [p for item in s.items for p in item.literal_patterns
+                    if not any(ch in p for ch in "*?[")]
+            if _is_device(var, vals):
+                found.setdefault(var, []).extend(vals)
+        elif isinstance(s, If):
+            for b in s.branches:
+                c = b.condition
+                if c is not None and c.variable and c.operand and c.operator in ("=", "==", "!="):
+                    if _is_device(c.variable, [c.operand]):
+                        found.setdefault(c.variable, []).append(c.operand)
+    for a in model.assignments:
+        if a.value is not None and any(p.kind == "command" and Interpreter.is_device_probe(
+                p.body or "") for p in a.value.expansions()):
+            found.setdefault(a.name, []).extend(["gpu", "npu"])
+    if not found:
+        return None, []
+    var = "DEVICE" if "DEVICE" in found else next(iter(found))
+    vals = list(dict.fromkeys(found[var]))
+    vals.sort(key=lambda v: (v != "gpu", v != "npu"))  # stable: gpu, npu, then in order
+    return var, vals
+
+
+def _hardcoded(model: ScriptModel, var: str) -> str | None:
+    """`DEVICE=npu` at top level, unconditionally: the script fixes the device itself."""
+    for a in model.assignments:
+        if a.name == var and not a.path and a.function is None and not a.conditional \
+                and not a.command_prefix and a.value is not None and a.value.literal is not None:
+            return a.value.literal
+    return None
+
+
+def infer_scenarios(model: ScriptModel, device: str | None = None,
+                    pins: dict[str, str] | None = None) -> tuple[list[Scenario], str | None]:
+    pins = dict(pins or {})
+    var, values = device_branches(model)
+    dvar = var or "DEVICE"
+    if device is not None:
+        pins[dvar] = device
+    base = tuple(sorted(pins.items()))
+    if dvar in pins:
+        value = pins[dvar]
+        label = f"{dvar}={value}" if var is not None else ""
+        return [Scenario(label=label, pins=base, device=_ALIASES.get(value, value))], var
+    if var is None or not values:
+        return [Scenario(label="", pins=base)], var
+    fixed = _hardcoded(model, var)
+    if fixed is not None:
+        return [Scenario(label="", pins=base, device=_ALIASES.get(fixed, fixed))], var
+    return [Scenario(label=f"{var}={v}", pins=tuple(sorted({**pins, var: v}.items())),
+                     device=_ALIASES.get(v, v)) for v in values], var
+
+
+def evaluate_script(model: ScriptModel, *, device: str | None = None,
+                    pins: dict[str, str] | None = None,
+                    known_env: frozenset[str] = frozenset()) -> list[ScenarioRun]:
+    """Interpret `model` once per scenario; never raises on any parsed script."""
+    scenarios, var = infer_scenarios(model, device, pins)
+    return [Interpreter(model, sc, frozenset(known_env), var).run() for sc in scenarios]
+
+
+__all__ = ["device_branches", "evaluate_script", "infer_scenarios"]
