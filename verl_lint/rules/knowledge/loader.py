@@ -19,8 +19,9 @@ from verl_lint.settings import SettingsError
 
 # `verl_lint/rules/knowledge/builtin` is a symlink to the top-level `rules/` folder, so the
 # same files are read from a checkout, an editable install and the wheel (where setuptools
-# copies them as package data).
-BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+# copies them as package data). A checkout without symlink support (Windows) reads `rules/`.
+_HERE = Path(__file__).resolve().parent
+BUILTIN_DIR = _HERE / "builtin" if (_HERE / "builtin").is_dir() else _HERE.parents[2] / "rules"
 
 _FOLDERS: dict[str, list[type[Rule]]] = {}
 
