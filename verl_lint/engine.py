@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from verl_lint.diagnostics import Diagnostic
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
-from verl_lint.settings import Settings, SettingsError
+from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
 from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
 
@@ -54,8 +54,8 @@ class FileReport:
         return self.error is None
 
 
-class LintTimeout(Exception):
-    pass
+class LintTimeout(BaseException):
+    """Raised by the per-file alarm; a BaseException so rule guards do not swallow it."""
 
 
 # ---- rules ---------------------------------------------------------------------------------
@@ -69,18 +69,6 @@ def _rules_by_scope(codes: frozenset[str]) -> dict[str, tuple[Rule, ...]]:
         if cls.code in codes and cls.scope in out:
             out[cls.scope].append(cls())
     return {k: tuple(v) for k, v in out.items()}
-
-
-@lru_cache(maxsize=None)
-def load_extend_rules(paths: tuple[str, ...]) -> None:
-    """Register the knowledge-base rules of user folders (`extend-rules`), once per process."""
-    if not paths:
-        return
-    try:
-        from verl_lint.rules.knowledge import load_extend_rules as load
-    except ImportError:
-        raise SettingsError("extend-rules: the knowledge-base rule loader is not available")
-    load(paths)
 
 
 def _debug() -> bool:

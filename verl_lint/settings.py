@@ -317,12 +317,31 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
     return settings.model_copy(update=update) if update else settings
 
 
+@lru_cache(maxsize=None)
+def load_extend_rules(paths: tuple[str, ...]) -> None:
+    """Register the knowledge-base rules of `extend-rules` folders, once per process."""
+    if not paths:
+        return
+    from verl_lint.rules.knowledge import KnowledgeBaseError
+    from verl_lint.rules.knowledge import load_extend_rules as load
+
+    try:
+        load(paths)
+    except KnowledgeBaseError as exc:
+        raise SettingsError(f"extend-rules: {exc}") from None
+
+
 def load_settings(path: Path, cli: dict[str, Any] | None = None, *,
                   config_file: Path | None = None) -> Settings:
     """Settings for linting `path`: `config_file` if given, else the closest config, + CLI."""
     found = config_file if config_file is not None else find_config(path)
     base = _load_config_file(found.resolve()) if found is not None else Settings()
     settings = merge_cli(base, cli or {})
+    try:
+        load_extend_rules(settings.extend_rules)
+    except SettingsError as exc:
+        where = f"{settings.config_file}: " if settings.config_file else ""
+        raise SettingsError(f"{where}{exc}") from None
     settings.validate_selectors()
     return settings
 

@@ -102,6 +102,12 @@ def resolver_for(opts: CheckOptions):
     return SettingsResolver(cli_overrides(opts), config)
 
 
+def settings_for_args(args: Sequence[str], path: Path):
+    """The settings `verl-lint check ARGS PATH` uses for PATH (rule fixtures, docs examples)."""
+    ctx = command.make_context("check", [*args, str(path)])
+    return resolver_for(CheckOptions(**ctx.params))(path)
+
+
 def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     from verl_lint.discovery import DiscoveryError, discover
 

@@ -60,8 +60,9 @@ class UnknownConfig(Rule):
         entry = launch.module or launch.script or "this launch"
         yield self.diagnostic(
             launch.config_name_span or _entry_span(ctx, entry),
-            f"cannot resolve the verl config of {entry}: {analysis.unresolved}; "
+            f"cannot resolve the verl config of {entry}; "
             "override keys of this launch are not checked",
+            help=analysis.unresolved,
         )
 
 

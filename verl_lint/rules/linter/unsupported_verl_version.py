@@ -10,8 +10,6 @@ from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
 from verl_lint.verl.versions import SUPPORTED_VERSIONS
 
-# where a script pins its verl version: `# verl==0.8.0` (or `verl>=…`) in a header comment
-_PIN = re.compile(rb"^[ \t]*#.*?\bverl\s*[=<>!~]=?\s*([0-9][0-9A-Za-z.+\-]*)", re.M)
 
 
 @register
@@ -61,10 +59,11 @@ class UnsupportedVerlVersion(Rule):
         requested = choice.requested or "?"
         span = ctx.source.span(0, 0)
         if choice.source == "script header":
-            for m in _PIN.finditer(ctx.source.data):
-                if m.group(1).decode() == requested:
-                    span = ctx.source.span(m.start(1), m.end(1))
-                    break
+            # the `verl==X` pin in the header comments (verl_lint.verl.release.header_pin)
+            pin = re.search(rb"\bverl\s*==\s*v?(" + re.escape(requested.encode()) + rb")",
+                            ctx.source.data)
+            if pin is not None:
+                span = ctx.source.span(pin.start(1), pin.end(1))
         bundled = ", ".join(SUPPORTED_VERSIONS)
         yield self.diagnostic(
             span,
