@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 from verl_lint.diagnostics import Diagnostic
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
-    MODEL_PATH, ROLLOUT_NAME, STRATEGY, UNKNOWN, Facts, entry_results, normalize, show, when_holds,
+    MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
 )
 from verl_lint.rules.knowledge.fixes import build_fix, launch_head_span, value_span
 from verl_lint.source import Span
+
+from verl_lint.rules.knowledge.schema import KeyRef
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
@@ -90,19 +92,23 @@ class KnowledgeRule(Rule):
     def _report(self, ctx: "LaunchContext", facts: Facts, fields: dict[str, Any], key: str,
                 resolved: "Resolved | None", entry: "KeyCondition") -> Diagnostic:
         required = entry in self.spec.require
-        value = normalize(resolved.value) if resolved is not None else UNKNOWN
-        expected = entry.value.key if hasattr(entry.value, "key") else show(entry.value)
-        if isinstance(entry.value, list):
+        value = show(normalize(resolved.value)) if resolved is not None else "not set"
+        other = ""
+        if isinstance(entry.value, KeyRef):
+            expected, other = entry.value.key, show(facts.value(entry.value.key))
+        elif isinstance(entry.value, list):
             expected = ", ".join(show(v) for v in entry.value)
+        else:
+            expected = show(entry.value)
         op = entry.op if required else _NEGATED.get(entry.op, entry.op)
-        fields = {**fields, "key": key, "value": show(value), "expected": expected,
-                  "origin": resolved.describe() if resolved is not None else "not set"}
+        fields = {**fields, "key": key, "value": value, "expected": expected, "other": other,
+                  "origin": resolved.describe() if resolved is not None else "no verl default"}
         if entry.message:
             message = _format(entry.message, fields)
         elif resolved is None:
             message = f"`{key}` is not set; it {_PHRASE[op].format(expected)}"
         else:
-            message = (f"`{key}` is {show(value)} ({fields['origin']}); it "
+            message = (f"`{key}` is {value} ({fields['origin']}); it "
                        f"{_PHRASE[op].format(expected)}")
         span = self._span_of(ctx, resolved) or self._anchor(ctx, facts)
         return self.diagnostic(span, message, help=self.spec.help and _format(self.spec.help,
