@@ -146,7 +146,8 @@ class Insight:
             if resolved is not None:
                 rows.append((label, _fmt(resolved.value), resolved.describe()))
             else:
-                value = ov.value if ov.value is not None else "(removed)"
+                value = "(deleted with ~)" if ov.prefix == "~" else \
+                    ov.value if ov.value is not None else "(no value)"
                 rows.append((label, _fmt(value), f"set at line {ov.span.line}"
                              + ("" if config is not None else "; config not resolved")))
         head = f"**`{key}`** — verl {self.version}" + (f", `{config_name}`" if config_name else "")
@@ -165,15 +166,8 @@ class Insight:
         return "\n".join(lines), (first.key_span.start, first.key_span.end)
 
     def verl_default(self, launch: "Launch", key: str) -> Any:
-        """verl's default for `key` in the launch's config: the release's own answer when it
-        offers one, else the value in the same config composed without the script's overrides."""
-        for name in ("default", "default_value"):
-            fn = getattr(self.release, name, None)
-            if callable(fn):
-                try:
-                    return fn(key)
-                except (KeyError, LookupError, TypeError):
-                    return _NOTHING
+        """verl's default for `key`: its value in the launch's config composed without the
+        script's overrides."""
         analysis = self.bare_analysis(launch)
         resolved = analysis.config.get(key) if analysis and analysis.config else None
         return _NOTHING if resolved is None else resolved.value
@@ -189,15 +183,9 @@ class Insight:
         return self.analysis(bare)
 
     def yaml_comment(self, key: str) -> str | None:
-        for name in ("comment", "key_comment", "doc", "describe"):
-            fn = getattr(self.release, name, None)
-            if callable(fn):
-                try:
-                    text = fn(key)
-                except (KeyError, LookupError, TypeError):
-                    return None
-                return text if isinstance(text, str) and text.strip() else None
-        return None
+        from verl_lint.lsp.yaml_docs import key_comment
+
+        return key_comment(self.version, key)
 
     # --- completion ------------------------------------------------------------------------
 
@@ -207,10 +195,14 @@ class Insight:
         before = self.source.data[self.source.line_starts[line0]:offset].decode("utf-8", "replace")
         m = _KEY_CHARS.search(before)
         word = m.group() if m else ""
-        if "=" in word or not word.lstrip("+~"):
+        typed = word.lstrip("+~")
+        # after `=` it is a value; a key starts with a letter or `_`
+        if before[: m.start()].endswith("=") or not typed or not (typed[0].isalpha()
+                                                                  or typed[0] == "_"):
             return None
         return word, offset - len(word.encode())
 
+    @cached_property
     def schema(self) -> dict[str, Any]:
         """Every key of the chosen release's config for this script's entry point → default."""
         for _, launch in self.launches():
@@ -218,24 +210,23 @@ class Insight:
             if analysis is not None and analysis.config is not None:
                 config = analysis.config
                 return {k: config.value(k) for k in config.keys()}
-        keys = getattr(self.release, "keys", None)
-        if callable(keys):
-            try:
-                return dict(keys())
-            except (TypeError, ValueError):
-                return {}
         return {}
 
-    def plus_fields(self) -> dict[str, Any]:
-        """Keys Hydra only accepts with `+` (dataclass fields the YAML omits), if the release
-        knows them."""
-        fn = getattr(self.release, "plus_keys", None)
-        if callable(fn):
-            try:
-                return dict(fn())
-            except (TypeError, ValueError):
-                return {}
-        return {}
+    def plus_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Keys Hydra only accepts with `+`: fields of a `_target_` dataclass that verl's YAML
+        leaves out (the dataclass default applies unless the script adds them)."""
+        present = set(schema)
+        for key in schema:  # every ancestor node counts as present too
+            parts = key.split(".")
+            present.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        out: dict[str, Any] = {}
+        for key, target in schema.items():
+            if key.endswith("._target_"):
+                node = key[: -len("._target_")]
+                for name in self.release.fields_of(target) or {}:
+                    if f"{node}.{name}" not in present:
+                        out[f"{node}.{name}"] = None
+        return out
 
     def completions(self, offset: int) -> tuple[list[KeyCompletion], int] | None:
         """Next-segment completions for the key before the cursor, and the byte offset where
@@ -249,7 +240,8 @@ class Insight:
         parent, _, partial = typed.rpartition(".")
         seg_start = offset - len(partial.encode())
         items: dict[str, KeyCompletion] = {}
-        for keys, needs_plus in ((self.schema(), False), (self.plus_fields(), True)):
+        schema = self.schema
+        for keys, needs_plus in ((schema, False), (self.plus_fields(schema), True)):
             for key, default in keys.items():
                 if parent and not key.startswith(parent + "."):
                     continue

@@ -1,0 +1,61 @@
+"""Hover and completion content without a server process."""
+
+from __future__ import annotations
+
+from verl_lint.lsp.insight import Insight
+from verl_lint.lsp.yaml_docs import _comment_lines, key_comment
+from verl_lint.settings import Settings
+from verl_lint.source import SourceText
+
+SCRIPT = """#!/usr/bin/env bash
+set -xeuo pipefail
+# verl-lint: disable=VL002,no-such-rule
+python3 -m verl.trainer.main_ppo \\
+    actor_rollout_ref.rollout.tensor_model_parallel_size=4 \\
+    actor_rollout_ref.ro
+"""
+
+
+def insight(text: str = SCRIPT) -> Insight:
+    return Insight(SourceText(text.encode()), Settings(), "0.9.1")
+
+
+def test_comment_blocks_and_trailing_comments_attach_to_their_key():
+    docs = _comment_lines("defaults:\n  - x\n\n# the rollout\nrollout:\n\n  # TP size\n"
+                          "  tp: 2\n  dp: 1  # data parallel\n  other: 3\n")
+    assert docs == {"rollout": "the rollout", "rollout.tp": "TP size",
+                    "rollout.dp": "data parallel"}
+
+
+def test_key_comment_from_the_group_file():
+    assert key_comment("0.9.1", "actor_rollout_ref.rollout.tensor_model_parallel_size") \
+        .startswith("TP size for rollout")
+    assert key_comment("0.9.1", "trainer.nnodes") == "Number of nodes used in the training"
+    assert key_comment("0.9.1", "no.such.key") is None
+
+
+def test_hover_on_suppression_codes():
+    ins = insight()
+    text, (start, end) = ins.hover(SCRIPT.index("VL002") + 2)
+    assert "unused-suppression" in text and SCRIPT[start:end] == "VL002"
+    text, _ = ins.hover(SCRIPT.index("no-such-rule") + 1)
+    assert "no verl-lint rule" in text
+    assert ins.hover(SCRIPT.index("set -x")) is None
+
+
+def test_hover_on_key_shows_value_origin_default_and_comment():
+    ins = insight()
+    found = ins.hover(SCRIPT.index("tensor_model_parallel_size"))
+    assert found is not None
+    text, (start, end) = found
+    assert SCRIPT[start:end] == "actor_rollout_ref.rollout.tensor_model_parallel_size"
+    assert "`4`" in text and "line 5" in text
+    assert "> TP size for rollout" in text
+
+
+def test_key_prefix_only_inside_a_key():
+    ins = insight()
+    end = SCRIPT.index("actor_rollout_ref.ro\n") + len("actor_rollout_ref.ro")
+    assert ins.key_prefix(end) == ("actor_rollout_ref.ro", end - len("actor_rollout_ref.ro"))
+    value = SCRIPT.index("=4") + 2
+    assert ins.key_prefix(value) is None
