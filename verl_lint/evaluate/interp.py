@@ -124,6 +124,7 @@ class Interpreter:
         self.uses: dict[tuple[int, str], VarUse] = {}
         self.frames: list[dict[str, Var | None]] = []  # saved outer values of `local`s
         self.first_launch_state: tuple[bool, object] | None = None
+        self.span_of = model.span  # bound once: private-attribute access is slow in pydantic
 
     # ------------------------------------------------------------------------------------------
     def run(self) -> ScenarioRun:
@@ -517,8 +518,7 @@ class Interpreter:
 
     # -- expansion --------------------------------------------------------------------------------
     def span(self, start: int, end: int) -> Span | None:
-        src = self.model.source
-        return src.span(start, end) if src is not None else None
+        return self.span_of(start, end)
 
     def record_use(self, p: Piece, st: State, has_default: bool) -> None:
         name = p.name

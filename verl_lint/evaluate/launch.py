@@ -13,7 +13,7 @@ from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
 from verl_lint.evaluate.values import Field
-from verl_lint.shell.model import Command, ScriptModel
+from verl_lint.shell.model import Command, ScriptModel, build
 from verl_lint.source import Span
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
@@ -247,9 +247,9 @@ def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
         eq_span = _sub_span(f, eq, eq + 1, span_fn, literal_tail=True)
         if eq_span is not None and span_fn is not None:
             value_span = span_fn(eq_span.end, f.span.end)
-    return Override(prefix=prefix, key=key, value=value, text=f.value, span=f.span,
-                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
-                    variables=f.variables)
+    return build(Override, prefix=prefix, key=key, value=value, text=f.value, span=f.span,
+                 key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
+                 variables=f.variables)
 
 
 def _sub_span(f: Field, a: int, b: int, span_fn: SpanFn, literal_tail: bool = False):

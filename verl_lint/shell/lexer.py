@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from verl_lint.shell.model import Piece, Word
+from verl_lint.shell.model import Piece, Word, build
 from verl_lint.source import Span
 
 SpanOf = Callable[[int, int], Span]
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = re.compile(rb"[^\\'\"$`<>~\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
 _DIGITS = re.compile(rb"[0-9]+")
 _SPECIAL = b"@*#?$!-"
 # longest operators first
@@ -218,8 +219,14 @@ class WordLexer:
     def word(self, start: int, end: int, mode: str = "none") -> Word:
         """`mode`: "none" (a normal word), "double" (inside "…", e.g. a default of a quoted
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
+        if start < end and _PLAIN.fullmatch(self.data, start, end):
+            span = self.span_of(start, end)
+            text = _dec(self.data[start:end])
+            piece = build(Piece, kind="literal", span=span, text=text,
+                          quoted="none" if mode == "none" else "double", value=text)
+            return build(Word, span=span, text=text, pieces=(piece,))
         pieces = self.pieces(start, end, mode)
-        return Word.model_construct(span=self.span_of(start, end),
+        return build(Word, span=self.span_of(start, end),
                                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
 
     def pieces(self, start: int, end: int, mode: str) -> list[Piece]:
@@ -234,7 +241,7 @@ class WordLexer:
         def flush(upto: int, force: bool = False) -> None:
             nonlocal buf
             if buf or force:
-                out.append(Piece.model_construct(
+                out.append(build(Piece, 
                     kind="literal", span=self.span_of(run_start, upto),
                     text=_dec(data[run_start:upto]), quoted=run_q, value="".join(buf)))
                 buf = []
@@ -267,7 +274,7 @@ class WordLexer:
                 flush(i)
                 j = skip_single(data, i, end)
                 inner_end = j - 1 if j <= end and data[j - 1:j] == b"'" and j - 1 > i else j
-                out.append(Piece.model_construct(
+                out.append(build(Piece, 
                     kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
                     quoted="single", value=_dec(data[i + 1:inner_end])))
                 i = run_start = j
@@ -285,7 +292,7 @@ class WordLexer:
                     continue
                 j = skip_double(data, i, end)
                 if j == i + 2:  # "" — an empty argument, keep it
-                    out.append(Piece.model_construct(
+                    out.append(build(Piece, 
                         kind="literal", span=self.span_of(i, j), text='""', quoted="double",
                         value=""))
                     i = run_start = j
@@ -299,7 +306,7 @@ class WordLexer:
                     flush(i)
                     j = _ansi_end(data, i + 1, end)
                     raw = _dec(data[i + 2:max(j - 1, i + 2)])
-                    out.append(Piece.model_construct(
+                    out.append(build(Piece, 
                         kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
                         quoted="ansi_c", value=_ansi_value(raw)))
                     i = run_start = j
@@ -319,7 +326,7 @@ class WordLexer:
             if c == BT:
                 flush(i)
                 j = skip_backtick(data, i, end)
-                out.append(Piece.model_construct(
+                out.append(build(Piece, 
                     kind="command", span=self.span_of(i, j), text=_dec(data[i:j]), quoted=quoted,
                     body=_dec(data[i + 1:max(j - 1, i + 1)])))
                 i = run_start = j
@@ -327,7 +334,7 @@ class WordLexer:
             if c in (ord("<"), ord(">")) and i + 1 < end and data[i + 1] == LP and quoted == "none":
                 flush(i)
                 j = skip_parens(data, i + 2, end)
-                out.append(Piece.model_construct(
+                out.append(build(Piece, 
                     kind="process", span=self.span_of(i, j), text=_dec(data[i:j]),
                     body=_dec(data[i + 2:max(j - 1, i + 2)])))
                 i = run_start = j
@@ -347,19 +354,19 @@ class WordLexer:
         span = self.span_of(i, j)
         n = data[i + 1]
         if n == LP and data[i + 2:i + 3] == b"(" and data[j - 2:j] == b"))":
-            return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
+            return build(Piece, kind="arithmetic", span=span, text=text, quoted=quoted,
                                          body=_dec(data[i + 3:j - 2]),
                                          argument=self.word(i + 3, j - 2, "double"))
         if n == LP:
-            return Piece.model_construct(kind="command", span=span, text=text, quoted=quoted,
+            return build(Piece, kind="command", span=span, text=text, quoted=quoted,
                                          body=_dec(data[i + 2:max(j - 1, i + 2)]))
         if n == ord("["):
             k = max(j - 1, i + 2)
-            return Piece.model_construct(kind="arithmetic", span=span, text=text, quoted=quoted,
+            return build(Piece, kind="arithmetic", span=span, text=text, quoted=quoted,
                                          body=_dec(data[i + 2:k]),
                                          argument=self.word(i + 2, k, "double"))
         if n != LB:
-            return Piece.model_construct(kind="variable", span=span, text=text, quoted=quoted,
+            return build(Piece, kind="variable", span=span, text=text, quoted=quoted,
                                          name=_dec(data[i + 1:j]))
         return self.braced(i, j, quoted, span, text)
 
@@ -367,7 +374,7 @@ class WordLexer:
         data = self.data
         closed = data[j - 1] == RB
         a, b = i + 2, (j - 1 if closed else j)
-        bad = Piece.model_construct(kind="bad_substitution", span=span, text=text, quoted=quoted,
+        bad = build(Piece, kind="bad_substitution", span=span, text=text, quoted=quoted,
                                     braced=True)
         if not closed:
             return bad
@@ -414,6 +421,6 @@ class WordLexer:
                         return bad
             if k < b or op in (":-", "-", ":=", "=", ":+", "+"):
                 argument = self.word(k, b, "double" if quoted == "double" else "none")
-        return Piece.model_construct(kind="variable", span=span, text=text, quoted=quoted,
+        return build(Piece, kind="variable", span=span, text=text, quoted=quoted,
                                      name=name, index=index, operator=op, argument=argument,
                                      braced=True)

@@ -20,7 +20,7 @@ from verl_lint.shell.lexer import (
 from verl_lint.shell.model import (
     ArrayLiteral, Assignment, BranchRef, Case, CaseItem, Command, Comment, Condition, Function,
     Group, Heredoc, If, IfBranch, Loop, Other, ParseError, Piece, Pipeline, Redirect,
-    ScriptModel, SetOptions, Unset, Word,
+    ScriptModel, SetOptions, Unset, Word, build,
 )
 from verl_lint.source import SourceText, Span
 
@@ -171,6 +171,49 @@ def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int
 # building the model
 
 
+class SpanFactory:
+    """Span(start, end) for one document, without SourceText's per-call decoding."""
+
+    def __init__(self, source: SourceText) -> None:
+        self.data = source.data
+        self.starts = source.line_starts
+        self.ascii = self.data.isascii()
+
+    def pos(self, off: int) -> tuple[int, int]:
+        off = max(0, min(off, len(self.data)))
+        line0 = bisect_right(self.starts, off) - 1
+        ls = self.starts[line0]
+        if self.ascii:
+            return line0 + 1, off - ls + 1
+        return line0 + 1, len(_dec(self.data[ls:off])) + 1
+
+    def __call__(self, start: int, end: int) -> Span:
+        starts = self.starts
+        if self.ascii and 0 <= start <= end <= len(self.data):
+            l0 = bisect_right(starts, start) - 1
+            line, col = l0 + 1, start - starts[l0] + 1
+            if l0 + 1 >= len(starts) or end < starts[l0 + 1]:
+                eline, ecol = line, col + end - start
+            else:
+                l1 = bisect_right(starts, end, l0) - 1
+                eline, ecol = l1 + 1, end - starts[l1] + 1
+        else:
+            line, col = self.pos(start)
+            eline, ecol = self.pos(end)
+        obj = _new_span(Span)
+        _setattr(obj, "__dict__", {"start": start, "end": end, "line": line, "column": col,
+                                   "end_line": eline, "end_column": ecol})
+        _setattr(obj, "__pydantic_fields_set__", _SPAN_FIELDS)
+        _setattr(obj, "__pydantic_extra__", None)
+        _setattr(obj, "__pydantic_private__", None)
+        return obj
+
+
+_new_span = Span.__new__
+_setattr = object.__setattr__
+_SPAN_FIELDS = frozenset(Span.model_fields)
+
+
 class _Ctx:
     __slots__ = ("path", "function", "conditional")
 
@@ -181,7 +224,7 @@ class _Ctx:
         self.conditional = conditional
 
     def branch(self, block: int, index: int) -> "_Ctx":
-        return _Ctx(self.path + (BranchRef.model_construct(block=block, branch=index),),
+        return _Ctx(self.path + (build(BranchRef, block=block, branch=index),),
                     self.function, self.conditional)
 
     def cond(self) -> "_Ctx":
@@ -192,28 +235,11 @@ class _Builder:
     def __init__(self, source: SourceText) -> None:
         self.data = data = source.data
         self.source = source
-        self.starts = source.line_starts
-        self.ascii = data.isascii()
+        self.span = SpanFactory(source)
         self.lexer = WordLexer(data, self.span)
         self.comments: list[Comment] = []
         self.heredocs: list[Heredoc] = []
         self.next_id = 0
-
-    # -- spans --------------------------------------------------------------------------------
-    def pos(self, off: int) -> tuple[int, int]:
-        line0 = bisect_right(self.starts, off) - 1
-        ls = self.starts[line0]
-        if self.ascii:
-            return line0 + 1, off - ls + 1
-        return line0 + 1, len(_dec(self.data[ls:off])) + 1
-
-    def span(self, start: int, end: int) -> Span:
-        line, col = self.pos(start)
-        eline, ecol = (line, col + end - start) if (self.ascii and
-                                                   self.data.find(b"\n", start, end) < 0) \
-            else self.pos(end)
-        return Span.model_construct(start=start, end=end, line=line, column=col,
-                                    end_line=eline, end_column=ecol)
 
     def nspan(self, node) -> Span:
         return self.span(node.start_byte, node.end_byte)
@@ -249,7 +275,7 @@ class _Builder:
         return out
 
     def comment(self, node) -> None:
-        self.comments.append(Comment.model_construct(span=self.nspan(node), text=self.text(node)))
+        self.comments.append(build(Comment, span=self.nspan(node), text=self.text(node)))
 
     def stmt(self, node, ctx: _Ctx, bg: bool = False) -> list:
         t = node.type
@@ -259,7 +285,7 @@ class _Builder:
         if t == "comment":
             self.comment(node)
             return []
-        return [Other.model_construct(kind="other", text=self.text(node),
+        return [build(Other, kind="other", text=self.text(node),
                                       **self.common(node, ctx, bg))]
 
     # simple statements ------------------------------------------------------------------------
@@ -302,7 +328,7 @@ class _Builder:
         if name == "set" and not prefix:
             out.append(self.set_options(ws, common))
         else:
-            out.append(Command.model_construct(kind="command", words=ws, prefix=tuple(prefix),
+            out.append(build(Command, kind="command", words=ws, prefix=tuple(prefix),
                                                redirects=tuple(reds), heredocs=tuple(heredocs),
                                                **common))
         return out
@@ -341,7 +367,7 @@ class _Builder:
             elif a == "--" or (a and a[0] not in "-+"):
                 break
             k += 1
-        return SetOptions.model_construct(kind="set", enable=tuple(enable),
+        return build(SetOptions, kind="set", enable=tuple(enable),
                                           disable=tuple(disable), words=ws, **common)
 
     def s_variable_assignment(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -379,7 +405,7 @@ class _Builder:
             array = self.array(vnode)
         else:
             value = self.lexer.word(vstart, max(vstart, node.end_byte))
-        return Assignment.model_construct(
+        return build(Assignment, 
             kind="assignment", name=name, name_span=name_span, index=index, append=append,
             value=value, array=array, declared_by=declared_by, flags=tuple(flags),
             command_prefix=command_prefix, **self.common(node, ctx, background))
@@ -394,7 +420,7 @@ class _Builder:
                     elems[-1][1] = ch.end_byte
                 else:
                     elems.append([ch.start_byte, ch.end_byte])
-        return ArrayLiteral.model_construct(
+        return build(ArrayLiteral, 
             span=self.nspan(node), elements=tuple(self.lexer.word(a, b) for a, b in elems))
 
     def s_declaration_command(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -408,7 +434,7 @@ class _Builder:
                 out.append(self.assignment(ch, ctx, declared_by=declared_by, flags=flags,
                                            background=bg))
             elif t == "variable_name":
-                out.append(Assignment.model_construct(
+                out.append(build(Assignment, 
                     kind="assignment", name=self.text(ch), name_span=self.nspan(ch),
                     declared_by=declared_by, flags=tuple(flags),
                     **self.common(ch, ctx, bg)))
@@ -424,7 +450,7 @@ class _Builder:
         lits = [w.literal for w in words]
         functions = "-f" in lits
         names = tuple(x for x in lits if x and not x.startswith("-"))
-        return [Unset.model_construct(kind="unset", words=words, names=names,
+        return [build(Unset, kind="unset", words=words, names=names,
                                       functions=functions, **self.common(node, ctx, bg))]
 
     def redirect(self, node) -> Redirect:
@@ -438,7 +464,7 @@ class _Builder:
                 op += ch.type
             elif target is None:
                 target = self.lexer.word(ch.start_byte, node.end_byte)
-        return Redirect.model_construct(span=self.nspan(node), operator=op, descriptor=desc,
+        return build(Redirect, span=self.nspan(node), operator=op, descriptor=desc,
                                         target=target)
 
     def heredoc(self, node) -> Heredoc:
@@ -454,7 +480,7 @@ class _Builder:
             elif t == "heredoc_body":
                 body = (self._literal_word(ch) if quoted
                         else self.lexer.word(ch.start_byte, ch.end_byte, "heredoc"))
-        h = Heredoc.model_construct(span=self.nspan(node), delimiter=delim, quoted=quoted,
+        h = build(Heredoc, span=self.nspan(node), delimiter=delim, quoted=quoted,
                                     body=body)
         self.heredocs.append(h)
         return h
@@ -462,7 +488,7 @@ class _Builder:
     def _literal_word(self, node) -> Word:
         sp = self.nspan(node)
         txt = self.text(node)
-        return Word.model_construct(span=sp, text=txt, pieces=(Piece.model_construct(
+        return build(Word, span=sp, text=txt, pieces=(build(Piece, 
             kind="literal", span=sp, text=txt, quoted="single", value=txt),))
 
     def s_redirected_statement(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -500,7 +526,7 @@ class _Builder:
                 self.comment(ch)
             elif ch.is_named:
                 parts.extend(self.stmt(ch, ctx))
-        return [Pipeline.model_construct(kind="pipeline", parts=tuple(parts), negated=negated,
+        return [build(Pipeline, kind="pipeline", parts=tuple(parts), negated=negated,
                                          **self.common(node, ctx, bg))]
 
     def s_negated_command(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -519,15 +545,15 @@ class _Builder:
 
     def s_compound_statement(self, node, ctx: _Ctx, bg: bool) -> list:
         if node.children and node.children[0].type == "((":
-            return [Other.model_construct(kind="other", text=self.text(node),
+            return [build(Other, kind="other", text=self.text(node),
                                           **self.common(node, ctx, bg))]
         common = self.common(node, ctx, bg)
-        return [Group.model_construct(kind="group", subshell=False,
+        return [build(Group, kind="group", subshell=False,
                                       body=tuple(self.stmts(node.children, ctx)), **common)]
 
     def s_subshell(self, node, ctx: _Ctx, bg: bool) -> list:
         common = self.common(node, ctx, bg)
-        return [Group.model_construct(kind="group", subshell=True,
+        return [build(Group, kind="group", subshell=True,
                                       body=tuple(self.stmts(node.children, ctx)), **common)]
 
     def s_function_definition(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -540,7 +566,7 @@ class _Builder:
         # the function's own braces are not a statement of their own
         if len(stmts) == 1 and isinstance(stmts[0], Group) and not stmts[0].subshell:
             stmts = list(stmts[0].body)
-        return [Function.model_construct(
+        return [build(Function, 
             kind="function", name=name,
             name_span=self.nspan(name_node) if name_node is not None else common["span"],
             body=tuple(stmts), **common)]
@@ -563,7 +589,7 @@ class _Builder:
                 subject = self.lexer.word(ch.start_byte, ch.end_byte)
         if subject is None:
             subject = self.lexer.word(node.start_byte, node.start_byte)
-        return [Case.model_construct(kind="case", subject=subject, items=tuple(items), **common)]
+        return [build(Case, kind="case", subject=subject, items=tuple(items), **common)]
 
     def case_item(self, node, ctx: _Ctx) -> CaseItem:
         patterns: list[list[int]] = []
@@ -586,7 +612,7 @@ class _Builder:
                 terminator = t
             else:
                 body_nodes.append(ch)
-        return CaseItem.model_construct(
+        return build(CaseItem, 
             span=self.nspan(node),
             patterns=tuple(self.lexer.word(a, b) for a, b in patterns),
             body=tuple(self.stmts(body_nodes, ctx)), terminator=terminator)
@@ -612,7 +638,7 @@ class _Builder:
             if kind == "if":  # the `if` arm ends where the first elif/else/fi starts
                 nxt = [c for c in children if c.type in ("elif_clause", "else_clause", "fi")]
                 end = nxt[0].start_byte if nxt else n.end_byte
-            branches.append(IfBranch.model_construct(
+            branches.append(build(IfBranch, 
                 kind=kind, span=self.span(n.start_byte, end), condition=cond,
                 body=tuple(self.stmts(body_nodes, bctx))))
 
@@ -622,18 +648,18 @@ class _Builder:
                 arm("elif", ch, ch.children)
             elif ch.type == "else_clause":
                 arm("else", ch, ch.children)
-        return [If.model_construct(kind="if", branches=tuple(branches), **common)]
+        return [build(If, kind="if", branches=tuple(branches), **common)]
 
     def condition(self, nodes, ctx: _Ctx) -> Condition:
         named = [n for n in nodes if n.is_named and n.type != "comment"]
         if not named:
-            return Condition.model_construct(span=self.span(0, 0), text="")
+            return build(Condition, span=self.span(0, 0), text="")
         start, end = named[0].start_byte, named[-1].end_byte
         stmts = tuple(self.stmts(nodes, ctx))
         variable = operator = operand = None
         if len(named) == 1 and named[0].type == "test_command":
             variable, operator, operand = self.test(named[0])
-        return Condition.model_construct(span=self.span(start, end),
+        return build(Condition, span=self.span(start, end),
                                          text=_dec(self.data[start:end]), statements=stmts,
                                          variable=variable, operator=operator, operand=operand)
 
@@ -682,7 +708,7 @@ class _Builder:
                 else:
                     items.append([ch.start_byte, ch.end_byte])
         words = None if items is None else tuple(self.lexer.word(a, b) for a, b in items)
-        return [Loop.model_construct(kind="loop", loop="select" if kw == "select" else "for",
+        return [build(Loop, kind="loop", loop="select" if kw == "select" else "for",
                                      variable=variable, items=words, body=body, **common)]
 
     def s_c_style_for_statement(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -691,7 +717,7 @@ class _Builder:
         for ch in node.children:
             if ch.type == "do_group":
                 body = tuple(self.stmts(ch.children, ctx))
-        return [Loop.model_construct(kind="loop", loop="c_for", body=body, **common)]
+        return [build(Loop, kind="loop", loop="c_for", body=body, **common)]
 
     def s_while_statement(self, node, ctx: _Ctx, bg: bool) -> list:
         common = self.common(node, ctx, bg)
@@ -703,7 +729,7 @@ class _Builder:
                 body = tuple(self.stmts(ch.children, ctx))
             else:
                 cond_nodes.append(ch)
-        return [Loop.model_construct(kind="loop", loop="until" if kw == "until" else "while",
+        return [build(Loop, kind="loop", loop="until" if kw == "until" else "while",
                                      condition=self.condition(cond_nodes, ctx), body=body,
                                      **common)]
 
@@ -730,13 +756,13 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
 
     def walk(n) -> None:
         if n.is_missing:
-            out.append(ParseError.model_construct(
+            out.append(build(ParseError, 
                 span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))
             return
         if n.is_error:
             text = builder.text(n).strip().splitlines()
             near = text[0][:40] if text else "end of file"
-            out.append(ParseError.model_construct(
+            out.append(build(ParseError, 
                 span=builder.nspan(n), message=f"syntax error near `{near}`"))
             return
         for c in n.children:
@@ -765,4 +791,5 @@ def parse_script(source: SourceText) -> ScriptModel:
         body=tuple(body), comments=tuple(b.comments), errors=tuple(errors),
         heredocs=tuple(b.heredocs), length=len(data))
     model._source = source
+    model._span_of = b.span
     return model
