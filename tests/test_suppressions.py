@@ -86,3 +86,11 @@ def test_unused_not_reported_when_vl002_not_selected(fakes):
 def test_directive_at_end_of_file_is_unused(fakes):
     (d,) = lint("echo\n# verl-lint: disable=VL901\n").diagnostics
     assert d.code == "VL002"
+
+
+def test_unused_has_the_rule_metadata(fakes):
+    (d,) = lint("echo\n# verl-lint: disable=VL901\necho\n").diagnostics
+    assert (d.severity.value, d.name) == ("warning", "unused-suppression")
+    assert d.url.endswith("#vl002-unused-suppression")
+    assert lint("echo\n# verl-lint: disable=VL901\necho\n",
+                severity={"VL002": "info"}).diagnostics[0].severity.value == "info"

@@ -96,6 +96,7 @@ class Suppressions:
         from verl_lint.rules.registry import get_rule
 
         out: list[Diagnostic] = []
+        reporter = get_rule(UNUSED_CODE)()
         for d in self.directives:
             for c in d.codes:
                 if c.used or c.code == UNUSED_CODE:
@@ -112,8 +113,7 @@ class Suppressions:
                     where = {"file": "in this file", "next": "on the next statement",
                              "line": "on this line"}[d.scope]
                     message = f"unused suppression: `{c.token}`{name} reports nothing {where}"
-                out.append(Diagnostic(code=UNUSED_CODE, message=message, span=c.span,
-                                      fix=_removal_fix(source, d, c)))
+                out.append(reporter.diagnostic(c.span, message, fix=_removal_fix(source, d, c)))
         return out
 
     def file_wide_codes(self) -> set[str]:
