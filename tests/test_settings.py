@@ -39,6 +39,7 @@ set = { TP = 4, USE_X = true }
 known-env = ["MY_VAR"]
 extend-rules = ["team-rules"]
 """)
+    (tmp_path / "team-rules").mkdir()
     s = load_settings(tmp_path / "run.sh")
     assert s.config_file == str(tmp_path / ".verl-lint.toml")
     assert s.fail_on is Severity.ERROR and s.device == "npu" and s.verl_version == "0.8.0"
@@ -117,6 +118,12 @@ def test_selectors():
     assert resolve_selectors(["shell-parse-error"]) == {"VL001"}
     with pytest.raises(SettingsError, match="did you mean 'VL001'"):
         resolve_selectors(["VL0011"])
+
+
+def test_missing_extend_rules_folder(tmp_path):
+    cfg = write(tmp_path / ".verl-lint.toml", 'extend-rules = ["nope"]\n')
+    with pytest.raises(SettingsError, match=f"^{cfg}: extend-rules: .*nope"):
+        load_settings(tmp_path / "a.sh")
 
 
 def test_cli_bad_value():
