@@ -172,7 +172,8 @@ async def test_hover_on_suppression_code_shows_the_rule(client: LanguageClient, 
 
 
 async def test_completion_offers_next_key_segments(client: LanguageClient, workspace):
-    text = BAD.replace("    trainer.nnodes=1 \\", "    actor_rollout_ref.ro \\\n    trainer.nnodes=1 \\")
+    text = BAD.replace("    trainer.nnodes=1 \\",
+                       "    actor_rollout_ref.ro \\\n    trainer.nnodes=1 \\")
     doc = Doc(client, workspace / "complete.sh", text)
     await doc.open()
     result = await client.text_document_completion_async(types.CompletionParams(

@@ -335,7 +335,8 @@ def _coalesce(edits: list[Edit]) -> list[Edit]:
     for e in edits:
         key = (e.start, e.end)
         if key in out and e.start == e.end:
-            out[key] = Edit(start=e.start, end=e.end, replacement=e.replacement + out[key].replacement)
+            out[key] = Edit(start=e.start, end=e.end,
+                            replacement=e.replacement + out[key].replacement)
         else:
             out[key] = e
     return sorted(out.values(), key=lambda e: e.start)

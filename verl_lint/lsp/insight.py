@@ -150,9 +150,11 @@ class Insight:
                     ov.value if ov.value is not None else "(no value)"
                 rows.append((label, _fmt(value), f"set at line {ov.span.line}"
                              + ("" if config is not None else "; config not resolved")))
-        head = f"**`{key}`** — verl {self.version}" + (f", `{config_name}`" if config_name else "")
+        head = f"**`{key}`** — verl {self.version}"
+        if config_name:
+            head += f", `{config_name}`"
         lines = [head, ""]
-        if len({(v, o) for _, v, o in rows}) == 1 and len(rows) >= 1:
+        if len({(v, o) for _, v, o in rows}) == 1:
             lines.append(f"Effective value: {rows[0][1]} ({rows[0][2]})")
         else:
             lines += ["| scenario | effective value | origin |", "|---|---|---|"]

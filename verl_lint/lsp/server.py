@@ -19,7 +19,8 @@ from pygls.uris import to_fs_path
 
 from verl_lint import __version__
 from verl_lint.diagnostics import Diagnostic
-from verl_lint.fixes import file_suppression_edit, fix_source, suppression_edit
+from verl_lint.fixes import (engine_lint, file_suppression_edit, fix_source,
+                             suppression_edit)
 from verl_lint.lsp.convert import Positions, overlaps, to_lsp_diagnostic, workspace_edit
 from verl_lint.lsp.insight import Insight
 from verl_lint.source import SourceText
@@ -241,11 +242,24 @@ def code_action(ls: VerlLintServer, params: types.CodeActionParams):
         for diag in state.diagnostics:
             if overlaps(pos.range(diag.span.start, diag.span.end), params.range):
                 actions.extend(_quick_fixes(state, diag, uri, pos))
-    if _wanted(FIX_ALL_KIND, only):
-        action = _fix_all(state, uri, pos)
-        if action is not None:
-            actions.append(action)
+    if _wanted(FIX_ALL_KIND, only) and any(
+            d.fix is not None and d.fix.applicability == "safe" for d in state.diagnostics):
+        action = types.CodeAction(title="verl-lint: fix all safe findings", kind=FIX_ALL_KIND,
+                                  data={"uri": uri, "version": state.version})
+        # fixing re-lints until stable: only pay for it when the user picks the action
+        actions.append(action if _can_resolve(ls) else _resolve_fix_all(ls, action))
     return actions
+
+
+def _can_resolve(ls: VerlLintServer) -> bool:
+    text_doc = ls.client_capabilities.text_document
+    support = text_doc.code_action.resolve_support if text_doc and text_doc.code_action else None
+    return support is not None and "edit" in support.properties
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: VerlLintServer, action: types.CodeAction) -> types.CodeAction:
+    return _resolve_fix_all(ls, action) if action.kind == FIX_ALL_KIND else action
 
 
 def _quick_fixes(state: DocState, diag: Diagnostic, uri: str, pos: Positions):
@@ -269,23 +283,21 @@ def _quick_fixes(state: DocState, diag: Diagnostic, uri: str, pos: Positions):
                  [file_suppression_edit(state.source, [diag.code])])
 
 
-def _fix_all(state: DocState, uri: str, pos: Positions) -> types.CodeAction | None:
-    if not any(d.fix is not None and d.fix.applicability == "safe" for d in state.diagnostics):
-        return None
-    from verl_lint.engine import lint_source
-
-    def lint(source: SourceText):
-        return lint_source(source, state.settings, path=state.path).diagnostics
-
-    result = fix_source(state.source, lint, path=state.path)
-    if not result.changed:
-        return None
+def _resolve_fix_all(ls: VerlLintServer, action: types.CodeAction) -> types.CodeAction:
+    """Fill in the fix-all edit: the whole document replaced by its fixed text."""
     from verl_lint.diagnostics import Edit
 
-    whole = Edit(start=0, end=len(state.source.data),
-                 replacement=result.fixed.decode("utf-8", "replace"))
-    return types.CodeAction(title="verl-lint: fix all safe findings", kind=FIX_ALL_KIND,
-                            edit=workspace_edit(uri, [whole], pos, state.version))
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    state = ls.current(uri) if uri in ls.workspace.text_documents else None
+    if state is None or state.version != data.get("version"):
+        return action  # the document moved on; the client asks again
+    result = fix_source(state.source, engine_lint(state.settings, state.path), path=state.path)
+    if result.changed:
+        whole = Edit(start=0, end=len(state.source.data),
+                     replacement=result.fixed.decode("utf-8", "replace"))
+        action.edit = workspace_edit(uri, [whole], ls.positions(state.source), state.version)
+    return action
 
 
 # --- hover and completion ----------------------------------------------------------------------
