@@ -1,0 +1,225 @@
+"""`verl-lint show SCRIPT`: what verl-lint understands of a script.
+
+For each scenario (device branch, or what --device/--set pin), each verl launch with its Hydra
+overrides as they reach verl: key, value after shell expansion (or why it is unknown), and the
+script line. `--effective KEY` adds the value verl ends up with, and where it comes from.
+This is the way to debug every later stage: a rule can only be as right as this view.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from verl_lint.evaluate.model import Launch, Override, ScenarioRun, Unknown
+
+
+class ShowError(Exception):
+    """A problem with the input (exit 2, no traceback)."""
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, Unknown):
+        return str(value)
+    if isinstance(value, (list, dict, bool)) or value is None:
+        return json.dumps(value)
+    return str(value)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Unknown):
+        return {"unknown": value.reason}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return str(value)
+
+
+def parse_pins(values: Sequence[str]) -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise ShowError(f"--set expects VAR=VALUE, got {item!r}")
+        pins[name.strip()] = value
+    return pins
+
+
+def load(path: str):
+    """(SourceText, ScriptModel) or ShowError with a one-line reason."""
+    from verl_lint.engine import read_script
+    from verl_lint.shell import parse_script
+
+    p = Path(path)
+    if not p.exists():
+        raise ShowError(f"{path}: no such file")
+    if p.is_dir():
+        raise ShowError(f"{path}: is a directory; `show` takes one script "
+                        f"(use `verl-lint {path}` to lint a folder)")
+    source, problem = read_script(p)
+    if source is None:
+        raise ShowError(f"{path}: {problem}")
+    return source, parse_script(source)
+
+
+def effective_entries(launch: Launch, patterns: Sequence[str], version: str | None,
+                      script_text: str) -> dict[str, Any]:
+    """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`."""
+    from verl_lint.verl.analysis import analyze_launch
+    from verl_lint.verl.release import choose_version, load_release
+
+    choice = choose_version(cli=version, script_text=script_text)
+    release = load_release(choice.version)
+    analysis = analyze_launch(release, launch)
+    out: dict[str, Any] = {"version": choice.version, "entries": [], "unresolved": None}
+    config = analysis.config
+    if config is None:
+        out["unresolved"] = analysis.unresolved or "the launch's config cannot be resolved"
+        return out
+    for pattern in patterns:
+        keys = sorted(k for k in config.keys() if k == pattern or k.startswith(pattern + "."))
+        if not keys:
+            out["entries"].append((pattern, None, "not in the effective config"))
+        for k in keys:
+            r = config.get(k)
+            out["entries"].append((k, r.value, r.describe()))
+    return out
+
+
+def _override_row(o: Override) -> dict[str, Any]:
+    return {
+        "prefix": o.prefix, "key": o.key, "value": _json_value(o.value),
+        "text": _json_value(o.text), "line": o.span.line, "column": o.key_span.column,
+        "array": o.array, "variables": list(o.variables),
+    }
+
+
+def to_json(path: str, model, runs: list[ScenarioRun], effective: dict | None) -> dict:
+    scenarios = []
+    for si, run in enumerate(runs):
+        launches = []
+        for li, launch in enumerate(run.launches):
+            item = {
+                "line": launch.span.line, "module": launch.module, "script": launch.script,
+                "launcher": launch.launcher, "config_path": _json_value(launch.config_path),
+                "config_name": _json_value(launch.config_name),
+                "overrides": [_override_row(o) for o in launch.overrides],
+                "passthrough": [{"line": p.span.line, "reason": p.reason}
+                                for p in launch.passthrough],
+            }
+            if effective is not None:
+                eff = effective[(si, li)]
+                item["effective"] = {
+                    "verl_version": eff["version"], "unresolved": eff["unresolved"],
+                    "entries": [{"key": k, "value": _json_value(v), "origin": o}
+                                for k, v, o in eff["entries"]]}
+            launches.append(item)
+        scenarios.append({
+            "label": run.scenario.label, "device": run.scenario.device,
+            "pins": dict(run.scenario.pins), "nounset": run.nounset,
+            "visible_devices": _json_value(run.visible_devices), "launches": launches,
+        })
+    return {"path": path,
+            "parse_errors": [{"line": e.span.line, "column": e.span.column,
+                              "message": e.message} for e in model.errors],
+            "scenarios": scenarios}
+
+
+def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
+    console.print(f"[bold]{escape(path)}[/bold]")
+    for e in model.errors:
+        console.print(f"  [red]parse error[/red] line {e.span.line}:{e.span.column}: "
+                      f"{escape(e.message)}")
+    for si, run in enumerate(runs):
+        sc = run.scenario
+        title = f"scenario {sc.label}" if sc.label else "single scenario"
+        extra = [f"set -u: {'on' if run.nounset else 'off'}"]
+        if run.visible_devices is not None:
+            extra.append(f"visible devices: {_fmt(run.visible_devices)}")
+        console.print(f"\n[bold cyan]{escape(title)}[/bold cyan] ({escape(', '.join(extra))})")
+        if not run.launches:
+            console.print("  no verl launch found")
+        for li, launch in enumerate(run.launches):
+            entry = launch.module or launch.script or "?"
+            bits = [f"line {launch.span.line}", launch.launcher, entry]
+            if launch.config_path is not None:
+                bits.append(f"--config-path {_fmt(launch.config_path)}")
+            if launch.config_name is not None:
+                bits.append(f"--config-name {_fmt(launch.config_name)}")
+            table = Table(title=escape(" · ".join(bits)), title_justify="left")
+            table.add_column("line", justify="right", style="dim")
+            table.add_column("key")
+            table.add_column("value", overflow="fold")
+            table.add_column("from", style="dim")
+            for o in launch.overrides:
+                source = [f"{o.array}[@]"] if o.array else []
+                source += [f"${v}" for v in o.variables]
+                table.add_row(str(o.span.line), escape(f"{o.prefix}{o.key}"),
+                              escape(_fmt(o.value)), escape(" ".join(source)))
+            for p in launch.passthrough:
+                table.add_row(str(p.span.line), "[italic]…[/italic]",
+                              f"[italic]{escape(p.reason)}[/italic]", "")
+            console.print(table)
+            if effective is not None:
+                eff = effective[(si, li)]
+                console.print(f"  effective config (verl {eff['version']}):")
+                if eff["unresolved"]:
+                    console.print(f"    unavailable: {eff['unresolved']}", markup=False)
+                for k, v, origin in eff["entries"]:
+                    if v is None and origin == "not in the effective config":
+                        console.print(f"    {k}: {origin}", markup=False)
+                    else:
+                        console.print(f"    {k} = {_fmt(v)} ({origin})", markup=False)
+
+
+def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
+             effective: Sequence[str], verl_version: str | None) -> int:
+    from verl_lint.evaluate import evaluate_script
+
+    try:
+        pins = parse_pins(set_)
+        source, model = load(script)
+    except ShowError as exc:
+        click.echo(f"verl-lint show: error: {exc}", err=True)
+        return 2
+    runs = evaluate_script(model, device=device, pins=pins)
+    eff = None
+    if effective:
+        eff = {(si, li): effective_entries(launch, effective, verl_version, source.text)
+               for si, run in enumerate(runs) for li, launch in enumerate(run.launches)}
+    if fmt == "json":
+        click.echo(json.dumps(to_json(script, model, runs, eff), indent=2, ensure_ascii=False))
+    else:
+        print_table(script, model, runs, eff)
+    return 0
+
+
+@click.command("show")
+@click.argument("script", type=click.Path())
+@click.option("--device", help="Show only this device scenario (gpu, npu, …).")
+@click.option("--set", "set_", multiple=True, metavar="VAR=VALUE",
+              help="Pin a shell variable (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--effective", multiple=True, metavar="KEY_OR_PREFIX",
+              help="Also print the effective value of these keys (repeatable; a prefix shows "
+                   "every key under it).")
+@click.option("--verl-version", metavar="X.Y.Z", help="verl release for --effective.")
+def command(script: str, device: str | None, set_: tuple[str, ...], fmt: str,
+            effective: tuple[str, ...], verl_version: str | None) -> None:
+    """Print each scenario's verl launches and their overrides as verl-lint understands them."""
+    sys.exit(run_show(script, device, set_, fmt, effective, verl_version))
