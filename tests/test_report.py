@@ -36,6 +36,12 @@ python3 -m verl.trainer.main_ppo \\
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch):
+    # running inside GitHub Actions must not append test output to the real run summary
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 def _span(src: SourceText, needle: str, occurrence: int = 0):
     data = src.data
     at = -1
@@ -188,3 +194,12 @@ def test_full_does_not_import_rich_without_colour():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=HERE.parent)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_github_step_summary(tmp_path, monkeypatch):
+    target = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    rendered("github")
+    text = target.read_text()
+    assert text.startswith("### verl-lint\n\n1 error, 1 warning, 1 info in 1 file")
+    assert "| VL201 | unknown-override-key | error | 1 |" in text
