@@ -209,3 +209,17 @@ async def test_columns_are_utf16(client: LanguageClient, workspace):
     prefix = line[: line.index("+actor_rollout_ref.rollout.n")]
     assert diag.range.start.character == len(prefix.encode("utf-16-le")) // 2
     assert diag.range.start.character == len(prefix) + 1  # the emoji is two UTF-16 units
+
+
+async def test_unused_suppression_quick_fix_removes_it(client: LanguageClient, workspace):
+    text = BAD.replace("python3 -m", "# verl-lint: disable=VL108\npython3 -m")
+    doc = Doc(client, workspace / "unused.sh", text)
+    diag = next(d for d in await doc.open() if d.code == "VL002")
+    assert list(diag.tags) == [types.DiagnosticTag.Unnecessary]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag])))
+    assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix] == \
+        ["Remove unused suppression"]
+    after = await doc.change(doc.apply(actions[0].edit))
+    assert doc.text == BAD and "VL002" not in codes(after)
