@@ -63,15 +63,15 @@ def mask(data: bytes) -> bytes:
 
 
 def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
-    pending: list[tuple[bytes, bool]] = []  # heredoc delimiters waiting for the next newline
+    pending: list[tuple[bytes, bool, bool]] = []  # heredocs waiting for the next newline
     word_start = True
     while i < end:
         c = data[i]
         if c == NL:
             i += 1
             word_start = True
-            for delim, strip in pending:
-                i = _skip_heredoc_body(data, i, end, delim, strip)
+            for delim, strip, expands in pending:
+                i = _skip_heredoc_body(data, out, i, end, delim, strip, expands)
             pending.clear()
             continue
         if c == ord("\\"):
@@ -97,7 +97,8 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
             m = _HEREDOC_DELIM.match(data, i)
             if m and data[i + 2:i + 3] != b"<" and data[i - 1:i] != b"<":
                 delim = next(g for g in m.groups()[1:] if g is not None)
-                pending.append((delim, m.group(1) == b"-"))
+                expands = m.group(4) is not None and b"\\" not in m.group(0)
+                pending.append((delim, m.group(1) == b"-", expands))
                 i = m.end()
             elif data[i + 1:i + 2] == b">":
                 out[i + 1] = 0x20
@@ -110,12 +111,18 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
     return None
 
 
-def _skip_heredoc_body(data: bytes, i: int, end: int, delim: bytes, strip: bool) -> int:
+def _skip_heredoc_body(data: bytes, out: bytearray, i: int, end: int, delim: bytes, strip: bool,
+                       expands: bool) -> int:
     while i < end:
         nl = data.find(b"\n", i, end)
-        line = data[i:end if nl < 0 else nl]
+        line_end = end if nl < 0 else nl
+        line = data[i:line_end]
         if (line.lstrip(b"\t") if strip else line) == delim:
             return end if nl < 0 else nl + 1
+        if expands:  # an unquoted body expands `$…`: mask what tree-sitter mis-parses there
+            k = data.find(b"$", i, line_end)
+            while k >= 0:
+                k = data.find(b"$", _mask_dollar(data, out, k, line_end, True), line_end)
         if nl < 0:
             return end
         i = nl + 1
@@ -164,7 +171,10 @@ def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int
         j = skip_parens(data, i + 2, end)
         _mask_range(data, out, i + 2, max(j - 1, i + 2))
         return j
-    return skip_dollar(data, i, end, dq)
+    j = skip_dollar(data, i, end, dq)
+    if n == b"(" and data[j - 2:j] == b"))" and j - 2 > i + 3:
+        out[i + 3:j - 2] = b"0" + b" " * (j - i - 6)  # `$(( (a+b)*2 ))` → `$((0        ))`
+    return j
 
 
 # ---------------------------------------------------------------------------------------------
@@ -751,6 +761,20 @@ def _single_variable(w: Word) -> str | None:
     return None
 
 
+_RESERVED_NOT_FIRST = frozenset({"then", "do", "done", "fi", "esac", "elif", "else", "}", "in"})
+
+
+def _reserved_misuse(model: ScriptModel) -> list[ParseError]:
+    """tree-sitter-bash accepts `done`/`fi`/`then`… as command names; bash does not."""
+    out = []
+    for c in model.commands:
+        if c.words and not c.prefix and c.words[0].text in _RESERVED_NOT_FIRST:
+            w = c.words[0]
+            out.append(build(ParseError, span=w.span,
+                             message=f"syntax error near unexpected token `{w.text}`"))
+    return out
+
+
 def _errors(builder: _Builder, root) -> list[ParseError]:
     out: list[ParseError] = []
 
@@ -785,11 +809,14 @@ def parse_script(source: SourceText) -> ScriptModel:
             root = parser.parse(masked).root_node
     b = _Builder(source)
     body = b.stmts(root.children, _Ctx())
-    errors = _errors(b, root) if root.has_error else []
     b.comments.sort(key=lambda c: c.span.start)
     model = ScriptModel.model_construct(
-        body=tuple(body), comments=tuple(b.comments), errors=tuple(errors),
-        heredocs=tuple(b.heredocs), length=len(data))
+        body=tuple(body), comments=tuple(b.comments), heredocs=tuple(b.heredocs),
+        length=len(data))
+    errors = (_errors(b, root) if root.has_error else []) + _reserved_misuse(model)
+    if errors:
+        errors.sort(key=lambda e: e.span.start)
+        model.errors = tuple(errors)
     model._source = source
     model._span_of = b.span
     return model
