@@ -334,3 +334,19 @@ def test_real_model_places_directive_before_multiline_array_element():
 def test_real_model_places_directive_before_piped_continued_command():
     fixed = _placed(CASE_SCRIPT, "trainer.x")
     assert "esac\n# verl-lint: disable=VL201\npython3 -m" in fixed
+
+
+def test_a_directive_that_would_not_parse_is_left_out():
+    source = SourceText(SCRIPT.encode())
+    lint = _lint_codes(("VL201", "actor.bogus"), ("VL105", "trainer.nnodes"))
+
+    # a stand-in parser that rejects any directive inside the array
+    def errors(src: SourceText) -> int:
+        text = src.text
+        return int("    # verl-lint" in text[text.index("ACTOR=("):text.index("\n)")])
+
+    result = suppress_source(source, lint, model=_script_model(source), parse_errors=errors)
+    assert b"# verl-lint: disable=VL105\npython3" in result.fixed
+    assert b"    # verl-lint" not in result.fixed
+    assert [(d.code, d.line) for d in result.dropped] == [("", 6)]
+    assert "suppression not applied" in summary([result], FixOptions(add_suppressions=True))

@@ -343,19 +343,26 @@ def _coalesce(edits: list[Edit]) -> list[Edit]:
 
 
 def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None = None,
-                    path: str | None = None) -> FixResult:
-    """Add a directive for every current finding (`--add-suppressions`)."""
+                    path: str | None = None, parse_errors: ParseErrors | None = None) -> FixResult:
+    """Add a directive for every current finding (`--add-suppressions`); like a fix, a
+    directive whose insertion bash could not parse is left out."""
     if model is None:
         from verl_lint.shell import parse_script
 
         model = parse_script(source)
+    parse_errors = parse_errors or count_parse_errors
     diagnostics = list(lint(source))
-    edits = suppression_edits(source, model, diagnostics)
     result = FixResult(path=path or source.path or "", original=source.data, fixed=source.data,
                        diagnostics=diagnostics)
+    edits = suppression_edits(source, model, diagnostics)
     if not edits:
         return result
-    result.fixed = apply_edits(source.data, edits)
+    directives = [(None, Fix(title=e.replacement.strip() or "suppression", edits=(e,)))
+                  for e in edits]
+    accepted, result.fixed, _ = _parse_safe(source.data, directives, parse_errors(source),
+                                            newline_of(source.data), parse_errors)
+    result.dropped = [AppliedFix("", f.title, source.line_of(f.edits[0].start) + 1)
+                      for d, f in directives if (d, f) not in accepted]
     result.applied = [AppliedFix(d.code, f"disable {d.code}", d.span.line)
                       for d in diagnostics if d.code != UNUSED_SUPPRESSION]
     result.rounds = 1
@@ -527,8 +534,9 @@ def summary(results: Sequence[FixResult], options: FixOptions) -> str:
     notes = []
     for r in results:
         for d in r.dropped:
-            notes.append(f"{r.path}:{d.line}: {d.code} fix not applied: the result would not "
-                         f"parse ({d.title})")
+            what = f"{d.code} fix" if d.code else "suppression"
+            notes.append(f"{r.path}:{d.line}: {what} not applied: the result would not parse "
+                         f"({d.title})")
         if not r.converged:
             notes.append(f"{r.path}: fixes did not settle after {MAX_ROUNDS} rounds; "
                          "review the file")
