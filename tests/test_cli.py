@@ -186,3 +186,22 @@ def test_readme_rules_table_is_current():
         return
     assert readme[start:end] == table, (
         "README rules table is stale: run VERL_LINT_UPDATE_SNAPSHOTS=1 pytest tests/test_cli.py")
+
+
+def test_docs_rules_md_is_current():
+    """docs/rules.md (where every rule's docs URL points) is generated from the registry."""
+    import os
+
+    from verl_lint.cli.rule import docs_markdown
+    from verl_lint.rules.registry import all_rules
+
+    path = Path(__file__).parent.parent / "docs" / "rules.md"
+    text = docs_markdown(all_rules())
+    if os.environ.get("VERL_LINT_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists() and path.read_text(encoding="utf-8") == text, (
+        "docs/rules.md is stale: run VERL_LINT_UPDATE_SNAPSHOTS=1 pytest tests/test_cli.py")
+    for rule in all_rules():
+        assert f"\n## {rule.code} {rule.name}\n" in text  # the anchor of rule.url()

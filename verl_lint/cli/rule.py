@@ -32,6 +32,26 @@ def markdown_table(rules) -> str:
     return "\n".join(lines) + "\n"
 
 
+def docs_markdown(rules) -> str:
+    """docs/rules.md: the table, then every rule's page under a `## CODE name` heading (the
+    anchor `rule_url` links to), its own headings one level down."""
+    parts = ["# verl-lint rules\n", "Generated from the rule registry "
+             "(`VERL_LINT_UPDATE_SNAPSHOTS=1 pytest tests/test_cli.py` rewrites it).\n",
+             markdown_table(rules)]
+    for r in rules:
+        body = "\n".join("#" + line if line.startswith("#") and not _in_fence(r.docs(), i)
+                         else line for i, line in enumerate(r.docs().strip().splitlines()))
+        fix = "yes" if r.fixable else "no"
+        parts.append(f"## {r.code} {r.name}\n\nSeverity: {r.severity.value} · Fixable: {fix}"
+                     f"\n\n{body}\n")
+    return "\n".join(parts)
+
+
+def _in_fence(text: str, index: int) -> bool:
+    return sum(1 for line in text.strip().splitlines()[:index]
+               if line.strip().startswith("```")) % 2 == 1
+
+
 @click.command("rule")
 @click.argument("rule", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Every rule.")
