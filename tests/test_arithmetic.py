@@ -19,6 +19,11 @@ from verl_lint.rules.registry import all_rules, get_rule
 
 RULES = (VL301, VL302, VL303, VL304, VL305, VL306, VL307)
 MEG = f"{A}.megatron"
+RTP = f"{R}.tensor_model_parallel_size"
+RDP = f"{R}.data_parallel_size"
+MINI = f"{A}.ppo_mini_batch_size"
+MICRO = f"{A}.ppo_micro_batch_size_per_gpu"
+RMPAD = "actor_rollout_ref.model.use_remove_padding"
 
 
 def test_registered_with_catalogue_metadata():
@@ -124,40 +129,38 @@ def test_vl301_unknown_operand_skips():
 
 
 def test_vl302_world_divides():
-    cfg = config(FSDP, {f"{R}.tensor_model_parallel_size": (3, 10)})
+    cfg = config(FSDP, {RTP: (3, 10)})
     found = lint(VL302, cfg)
     assert found[0].message == (
         "world size 8 (trainer.nnodes 1 × trainer.n_gpus_per_node 8, verl defaults) is not "
-        "divisible by the rollout TP×DP×PP = 3×1×1 = 3 (line 10; "
-        "actor_rollout_ref.rollout.data_parallel_size verl default; "
-        "actor_rollout_ref.rollout.pipeline_model_parallel_size verl default)")
+        "divisible by the rollout TP×DP×PP = 3×1×1 = 3 (line 10)")
     assert found[0].span.line == 10
 
 
 def test_vl302_world_divides_old_release_has_no_dp_pp():
     old = {k: v for k, v in FSDP.items()
-           if k not in (f"{R}.data_parallel_size", f"{R}.pipeline_model_parallel_size",
+           if k not in (RDP, f"{R}.pipeline_model_parallel_size",
                         f"{R}.expert_parallel_size", f"{R}.n_gpus_per_node", f"{R}.nnodes")}
-    cfg = config(old, {f"{R}.tensor_model_parallel_size": (3, 10)}, version="0.4.0",
+    cfg = config(old, {RTP: (3, 10)}, version="0.4.0",
                  **{f"{R}.mode": "sync"})
     [d] = lint(VL302, cfg)
     assert "rollout TP = 3 (line 10)" in d.message
 
 
 def test_vl302_not_hybrid_engine_skips_world_check():
-    cfg = config(FSDP, {f"{R}.tensor_model_parallel_size": (3, 10)},
+    cfg = config(FSDP, {RTP: (3, 10)},
                  actor_rollout_ref__hybrid_engine=False, **{f"{R}.mode": "sync"})
     assert lint(VL302, cfg) == []
 
 
 def test_vl302_ep_must_equal_tp_dp():
-    cfg = config(FSDP, {f"{R}.tensor_model_parallel_size": (4, 3), f"{R}.data_parallel_size": (2, 4),
+    cfg = config(FSDP, {RTP: (4, 3), RDP: (2, 4),
                         f"{R}.expert_parallel_size": (16, 5)}, trainer__nnodes=2)
     [d] = lint(VL302, cfg)
     assert d.message == ("rollout expert_parallel_size 16 (line 5) must equal the rollout "
                          "TP×DP = 4×2 = 8 (lines 3-4) when it is greater than 1")
     assert d.span.line == 5
-    trt = config(FSDP, {f"{R}.tensor_model_parallel_size": (4, 3),
+    trt = config(FSDP, {RTP: (4, 3),
                         f"{R}.expert_parallel_size": (16, 5)}, **{f"{R}.name": "trtllm"})
     assert lint(VL302, trt) == []
     old = config(FSDP, {f"{R}.expert_parallel_size": (16, 5)}, version="0.5.0")
@@ -173,8 +176,8 @@ def test_vl302_pipeline_parallel_rollout():
 
 
 def test_vl302_replica_spanning_nodes():
-    # 2 nodes × 8, TP 4 × DP 3 = 12 devices per replica: larger than a node, not a multiple.
-    cfg = config(FSDP, {f"{R}.tensor_model_parallel_size": (4, 3), f"{R}.data_parallel_size": (3, 4),
+    # 3 nodes × 8, TP 4 × DP 3 = 12 devices per replica: larger than a node, not a multiple.
+    cfg = config(FSDP, {RTP: (4, 3), RDP: (3, 4),
                         "trainer.nnodes": (3, 5)})
     found = lint(VL302, cfg)
     assert len(found) == 1
@@ -183,12 +186,12 @@ def test_vl302_replica_spanning_nodes():
 
 def test_vl302_vllm_dp_needs_tp_dividing_node():
     # 6 devices per node, TP 4 × DP 3 = 12 = two nodes; 6 % 4 != 0.
-    cfg = config(FSDP, {f"{R}.tensor_model_parallel_size": (4, 3), f"{R}.data_parallel_size": (3, 4),
+    cfg = config(FSDP, {RTP: (4, 3), RDP: (3, 4),
                         "trainer.n_gpus_per_node": (6, 5), "trainer.nnodes": (2, 5)},
                  **{f"{R}.n_gpus_per_node": 6})
     [d] = lint(VL302, cfg)
     assert d.message.startswith("vLLM with rollout data_parallel_size 3 > 1 needs the devices")
-    sg = config(FSDP, {f"{R}.tensor_model_parallel_size": (4, 3), f"{R}.data_parallel_size": (3, 4),
+    sg = config(FSDP, {RTP: (4, 3), RDP: (3, 4),
                        "trainer.n_gpus_per_node": (6, 5), "trainer.nnodes": (2, 5)},
                 **{f"{R}.n_gpus_per_node": 6, f"{R}.name": "sglang"})
     assert lint(VL302, sg) == []
@@ -199,11 +202,11 @@ def test_vl302_seed_003_397b_is_clean():
         "trainer.nnodes": (16, 3), "trainer.n_gpus_per_node": (16, 4),
         f"{MEG}.tensor_model_parallel_size": (2, 5), f"{MEG}.pipeline_model_parallel_size": (4, 6),
         f"{MEG}.expert_model_parallel_size": (64, 7), f"{MEG}.expert_tensor_parallel_size": (1, 8),
-        f"{R}.tensor_model_parallel_size": (16, 9), f"{R}.data_parallel_size": (16, 10),
+        RTP: (16, 9), RDP: (16, 10),
         f"{R}.expert_parallel_size": (256, 11), "data.train_batch_size": (128, 12),
-        f"{R}.n": (8, 13), f"{A}.ppo_mini_batch_size": (32, 14),
-        f"{A}.ppo_micro_batch_size_per_gpu": (1, 15), f"{R}.log_prob_micro_batch_size_per_gpu": (1, 16),
-        "actor_rollout_ref.model.use_remove_padding": (False, 17),
+        f"{R}.n": (8, 13), MINI: (32, 14),
+        MICRO: (1, 15), f"{R}.log_prob_micro_batch_size_per_gpu": (1, 16),
+        RMPAD: (False, 17),
     }, **{f"{R}.n_gpus_per_node": 16})
     for rule in RULES:
         assert lint(rule, cfg, visible=None) == [], rule.code
@@ -214,7 +217,7 @@ def test_vl302_seed_003_397b_is_clean():
 
 def test_vl303_real_train_batch_fsdp():
     cfg = config(FSDP, {"data.train_batch_size": (100, 3), f"{R}.n": (5, 4)},
-                 **{f"{A}.ppo_mini_batch_size": 100, f"{A}.ppo_micro_batch_size_per_gpu": 1,
+                 **{MINI: 100, MICRO: 1,
                     f"{R}.log_prob_micro_batch_size_per_gpu": 1})
     found = lint(VL303, cfg)
     assert found[0].message == (
@@ -225,9 +228,10 @@ def test_vl303_real_train_batch_fsdp():
 
 
 def test_vl303_real_train_batch_megatron_uses_micro():
-    cfg = config(MEGATRON, {"data.train_batch_size": (36, 3), f"{MEG}.tensor_model_parallel_size": (2, 4),
-                            f"{A}.ppo_mini_batch_size": (12, 5)},
-                 **{f"{A}.ppo_micro_batch_size_per_gpu": 2})
+    cfg = config(MEGATRON, {"data.train_batch_size": (36, 3),
+                            f"{MEG}.tensor_model_parallel_size": (2, 4),
+                            MINI: (12, 5)},
+                 **{MICRO: 2})
     msgs = [d.message for d in lint(VL303, cfg)]
     # minimal = DP 4 × micro 2 = 8; 36 % 8 != 0
     assert any("is not divisible by the minimal batch 8 = actor data-parallel size 4" in m
@@ -236,14 +240,14 @@ def test_vl303_real_train_batch_megatron_uses_micro():
 
 def test_vl303_dynamic_bsz_skips_validate_checks():
     cfg = config(FSDP, {"data.train_batch_size": (100, 3), f"{A}.use_dynamic_bsz": (True, 4),
-                        f"{A}.ppo_mini_batch_size": (200, 5)},
+                        MINI: (200, 5)},
                  **{f"{R}.log_prob_use_dynamic_bsz": True})
     msgs = [d.message for d in lint(VL303, cfg)]
     assert not any("minimal batch" in m or "is larger than" in m for m in msgs)
 
 
 def test_vl303_mini_larger_than_train():
-    cfg = config(FSDP, {"data.train_batch_size": (64, 3), f"{A}.ppo_mini_batch_size": (128, 4)})
+    cfg = config(FSDP, {"data.train_batch_size": (64, 3), MINI: (128, 4)})
     [d] = [d for d in lint(VL303, cfg) if "larger" in d.message]
     assert d.span.line == 4
     assert d.message.startswith("actor_rollout_ref.actor.ppo_mini_batch_size 128 (line 4) is "
@@ -251,7 +255,7 @@ def test_vl303_mini_larger_than_train():
 
 
 def test_vl303_mini_not_divisible_by_dp_engine_workers():
-    cfg = config(FSDP, {f"{A}.ppo_mini_batch_size": (20, 4), "trainer.n_gpus_per_node": (8, 2)})
+    cfg = config(FSDP, {MINI: (20, 4), "trainer.n_gpus_per_node": (8, 2)})
     [d] = lint(VL303, cfg)
     assert d.message.startswith("actor_rollout_ref.actor.ppo_mini_batch_size 20 × "
                                 "actor_rollout_ref.rollout.n 1 = 20 (line 4; ")
@@ -259,7 +263,7 @@ def test_vl303_mini_not_divisible_by_dp_engine_workers():
 
 
 def test_vl303_micro_divides_local_mini():
-    cfg = config(FSDP, {f"{A}.ppo_mini_batch_size": (48, 4), f"{A}.ppo_micro_batch_size_per_gpu": (4, 5)})
+    cfg = config(FSDP, {MINI: (48, 4), MICRO: (4, 5)})
     [d] = lint(VL303, cfg)  # 48 / 8 = 6, 6 % 4 != 0
     assert d.message.startswith("the per-rank actor mini batch 48 / 8 = 6")
     assert d.span.line == 5
@@ -267,14 +271,14 @@ def test_vl303_micro_divides_local_mini():
 
 def test_vl303_legacy_fsdp_workers():
     # 0.6.1 legacy FSDP workers: floor division, only > 0 and the micro batch are checked.
-    cfg = config(FSDP, {f"{A}.ppo_mini_batch_size": (20, 4), f"{A}.ppo_micro_batch_size_per_gpu": (2, 5)},
+    cfg = config(FSDP, {MINI: (20, 4), MICRO: (2, 5)},
                  version="0.6.1", trainer__use_legacy_worker_impl="auto")
     assert lint(VL303, cfg) == []  # 20 // 8 = 2, 2 % 2 == 0
-    cfg = config(FSDP, {f"{A}.ppo_mini_batch_size": (4, 4)}, version="0.6.1",
+    cfg = config(FSDP, {MINI: (4, 4)}, version="0.6.1",
                  trainer__use_legacy_worker_impl="auto")
     [d] = lint(VL303, cfg)
     assert "the per-rank mini batch is 0" in d.message
-    cfg = config(FSDP, {f"{A}.ppo_mini_batch_size": (20, 4)}, version="0.7.1",
+    cfg = config(FSDP, {MINI: (20, 4)}, version="0.7.1",
                  trainer__use_legacy_worker_impl="disable")
     assert "is not divisible by the actor data-parallel size 8" in lint(VL303, cfg)[0].message
 
@@ -282,8 +286,8 @@ def test_vl303_legacy_fsdp_workers():
 def test_vl303_ulysses_divides_dp():
     # dp = 8 / Ulysses 4 = 2; mini 6 × n 1 / 2 = 3 per rank; 3 % micro 2 != 0.
     cfg = config(FSDP, {f"{A}.fsdp_config.ulysses_sequence_parallel_size": (4, 3),
-                        f"{A}.ppo_mini_batch_size": (6, 4),
-                        f"{A}.ppo_micro_batch_size_per_gpu": (2, 5),
+                        MINI: (6, 4),
+                        MICRO: (2, 5),
                         "data.train_batch_size": (64, 6)})
     [d] = lint(VL303, cfg)
     assert d.message.startswith("the per-rank actor mini batch 6 / 2 = 3")
@@ -291,8 +295,8 @@ def test_vl303_ulysses_divides_dp():
     # Two different sequence-parallel sizes: which one verl uses is not guessed.
     cfg = config(FSDP, {f"{A}.fsdp_config.ulysses_sequence_parallel_size": (4, 3),
                         f"{A}.ulysses_sequence_parallel_size": (2, 7),
-                        f"{A}.ppo_mini_batch_size": (6, 4),
-                        f"{A}.ppo_micro_batch_size_per_gpu": (2, 5),
+                        MINI: (6, 4),
+                        MICRO: (2, 5),
                         "data.train_batch_size": (64, 6)})
     assert lint(VL303, cfg) == []
 
@@ -300,7 +304,8 @@ def test_vl303_ulysses_divides_dp():
 def test_vl303_critic_only_when_used():
     cfg = config(FSDP, {"critic.ppo_mini_batch_size": (2048, 4)})
     assert lint(VL303, cfg) == []
-    cfg = config(FSDP, {"critic.ppo_mini_batch_size": (2048, 4), "algorithm.adv_estimator": ("gae", 2)})
+    cfg = config(FSDP, {"critic.ppo_mini_batch_size": (2048, 4),
+                        "algorithm.adv_estimator": ("gae", 2)})
     [d] = lint(VL303, cfg)
     assert d.message.startswith("critic.ppo_mini_batch_size 2048 (line 4) is larger than "
                                 "data.train_batch_size 1024 (verl default)")
@@ -315,7 +320,7 @@ def test_vl303_unknown_skips():
 
 
 def test_vl304_both_set():
-    cfg = config(FSDP, {f"{A}.ppo_micro_batch_size": (64, 3), f"{A}.ppo_micro_batch_size_per_gpu": (8, 4)})
+    cfg = config(FSDP, {f"{A}.ppo_micro_batch_size": (64, 3), MICRO: (8, 4)})
     [d] = lint(VL304, cfg)
     assert d.message == ("both actor_rollout_ref.actor.ppo_micro_batch_size 64 (line 3) and "
                          "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu 8 (line 4) are "
@@ -324,20 +329,21 @@ def test_vl304_both_set():
 
 
 def test_vl304_neither_set_points_at_launch_or_dynamic_flag():
-    cfg = config(FSDP, **{f"{A}.ppo_micro_batch_size_per_gpu": None})
+    cfg = config(FSDP, **{MICRO: None})
     [d] = lint(VL304, cfg)
     assert d.span == LAUNCH_SPAN and d.message.startswith(
         "neither actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu nor")
     cfg = config(FSDP, {f"{A}.use_dynamic_bsz": (False, 9)},
-                 **{f"{A}.ppo_micro_batch_size_per_gpu": None})
-    assert lint(VL304, cfg)[0].span.line == 9
+                 **{MICRO: None})
+    [d] = lint(VL304, cfg)
+    assert d.span == LAUNCH_SPAN and [label.span.line for label in d.labels] == [9]
     cfg = config(FSDP, {f"{A}.use_dynamic_bsz": (True, 9)},
-                 **{f"{A}.ppo_micro_batch_size_per_gpu": None})
+                 **{MICRO: None})
     assert lint(VL304, cfg) == []
 
 
 def test_vl304_global_only_fails_on_engine_workers():
-    values = {f"{A}.ppo_micro_batch_size_per_gpu": None}
+    values = {MICRO: None}
     script = {f"{A}.ppo_micro_batch_size": (64, 3)}
     [d] = lint(VL304, config(FSDP, script, **values))
     assert d.message.startswith("only the deprecated actor_rollout_ref.actor.ppo_micro_batch_size "
@@ -355,7 +361,8 @@ def test_vl304_ref_and_critic_gated_on_use():
     assert "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" in d.message
     # critic.ppo_micro_batch_size_per_gpu copying the global value is one setting, not two.
     cfg = config(FSDP, {"critic.ppo_micro_batch_size": (8, 3), "critic.enable": (True, 4)},
-                 inherited={"critic.ppo_micro_batch_size_per_gpu": ("critic.ppo_micro_batch_size", 3)})
+                 inherited={"critic.ppo_micro_batch_size_per_gpu":
+                            ("critic.ppo_micro_batch_size", 3)})
     assert lint(VL304, cfg) == []
 
 
@@ -367,7 +374,8 @@ def test_vl305_budget_below_sequence_length():
                         "data.max_response_length": (8192, 5),
                         f"{A}.ppo_max_token_len_per_gpu": (8192, 6)},
                  inherited={f"{R}.log_prob_use_dynamic_bsz": (f"{A}.use_dynamic_bsz", 3),
-                            f"{R}.log_prob_max_token_len_per_gpu": (f"{A}.ppo_max_token_len_per_gpu", 6)})
+                            f"{R}.log_prob_max_token_len_per_gpu":
+                            (f"{A}.ppo_max_token_len_per_gpu", 6)})
     [d] = lint(VL305, cfg)  # the log-prob budget inherits the same value: reported once
     assert d.message.startswith(
         "actor update token budget actor_rollout_ref.actor.ppo_max_token_len_per_gpu 8192 "
@@ -391,25 +399,26 @@ def test_vl305_sequence_parallel_scales_the_budget():
 
 
 def test_vl306_actor_and_engine_key():
-    cfg = config(FSDP, {"actor_rollout_ref.model.use_remove_padding": (False, 3),
+    cfg = config(FSDP, {RMPAD: (False, 3),
                         f"{A}.ulysses_sequence_parallel_size": (2, 4)})
     [d] = lint(VL306, cfg)
     assert d.message == ("actor Ulysses sequence parallelism "
                          "actor_rollout_ref.actor.ulysses_sequence_parallel_size 2 (line 4) needs "
-                         "actor_rollout_ref.model.use_remove_padding=True, but it is False (line 3)")
+                         "actor_rollout_ref.model.use_remove_padding=True, but it is False "
+                         "(line 3)")
     assert d.span.line == 4 and [label.span.line for label in d.labels] == [3]
-    cfg = config(FSDP, {"actor_rollout_ref.model.use_remove_padding": (False, 3),
+    cfg = config(FSDP, {RMPAD: (False, 3),
                         f"{A}.fsdp_config.ulysses_sequence_parallel_size": (2, 4)})
     assert len(lint(VL306, cfg)) == 1
     # The engine config's key is only read by the engine workers (0.8.0+).
-    assert lint(VL306, config(FSDP, {"actor_rollout_ref.model.use_remove_padding": (False, 3),
+    assert lint(VL306, config(FSDP, {RMPAD: (False, 3),
                                      f"{A}.fsdp_config.ulysses_sequence_parallel_size": (2, 4)},
                               version="0.7.1")) == []
 
 
 def test_vl306_megatron_and_unknown_skip():
-    assert lint(VL306, config(MEGATRON, {"actor_rollout_ref.model.use_remove_padding": (False, 3)})) == []
-    cfg = config(FSDP, {"actor_rollout_ref.model.use_remove_padding": (Unknown(reason="$RM"), 3),
+    assert lint(VL306, config(MEGATRON, {RMPAD: (False, 3)})) == []
+    cfg = config(FSDP, {RMPAD: (Unknown(reason="$RM"), 3),
                         f"{A}.ulysses_sequence_parallel_size": (2, 4)})
     assert lint(VL306, cfg) == []
 

@@ -8,17 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verl_lint.rules.arithmetic._operands import (
-    FSDP_STRATEGIES, Operand, Skip, World, get_int, get_str, product, where, world,
+    ACTOR, FSDP_STRATEGIES, REF, Operand, Skip, World, get_int, get_str, product, where, world,
 )
 from verl_lint.verl.effective import EffectiveConfig
 
 # Sequence-parallel keys per role, oldest first. `<role>.ulysses_sequence_parallel_size` is the
 # legacy workers' key (deprecated from 0.6.0); the engine workers read the engine config's copy.
 SP_KEYS = {
-    "actor_rollout_ref.actor": ("actor_rollout_ref.actor.ulysses_sequence_parallel_size",
-                                "actor_rollout_ref.actor.fsdp_config.ulysses_sequence_parallel_size"),
-    "actor_rollout_ref.ref": ("actor_rollout_ref.ref.ulysses_sequence_parallel_size",
-                              "actor_rollout_ref.ref.fsdp_config.ulysses_sequence_parallel_size"),
+    ACTOR: (f"{ACTOR}.ulysses_sequence_parallel_size",
+            f"{ACTOR}.fsdp_config.ulysses_sequence_parallel_size"),
+    REF: (f"{REF}.ulysses_sequence_parallel_size",
+          f"{REF}.fsdp_config.ulysses_sequence_parallel_size"),
     "critic": ("critic.ulysses_sequence_parallel_size",
                "critic.model.fsdp_config.ulysses_sequence_parallel_size",
                "critic.fsdp.ulysses_sequence_parallel_size"),

@@ -7,22 +7,20 @@ a value of the wrong type, OmegaConf's `???`): precision over recall, the check 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from verl_lint.diagnostics import Label
+from verl_lint.evaluate.model import Unknown
 from verl_lint.source import Span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
-
-T = TypeVar("T")
 
 ACTOR = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
 ROLLOUT = "actor_rollout_ref.rollout"
 FSDP_STRATEGIES = frozenset({"fsdp", "fsdp2"})
-# The checks verl's `validate_config` runs belong to the PPO trainer configs.
+# The checks of verl's `validate_config` belong to the PPO trainer configs.
 PPO_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer"})
 
 
@@ -76,8 +74,6 @@ def _raw(config: EffectiveConfig, key: str) -> Resolved | None:
 
 
 def _is_unknown(value: Any) -> bool:
-    from verl_lint.evaluate.model import Unknown
-
     return isinstance(value, Unknown)
 
 
@@ -120,23 +116,6 @@ def get_str(config: EffectiveConfig, key: str, *, absent: str | None = None) -> 
     return Operand(key, r.value, r)
 
 
-def has(config: EffectiveConfig, key: str) -> bool:
-    return config.get(key) is not None
-
-
-def skipping(fn: Callable[..., T]) -> Callable[..., T | None]:
-    """Turn a `Skip` raised while reading operands into "no finding"."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T | None:
-        try:
-            return fn(*args, **kwargs)
-        except Skip:
-            return None
-
-    return wrapper
-
-
 def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:
     """Run zero-argument checks, skipping those whose operands are unknown; yield findings."""
     for check in checks:
@@ -144,11 +123,7 @@ def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:
             found = check()
         except Skip:
             continue
-        if found is None:
-            continue
-        if isinstance(found, list):
-            yield from found
-        else:
+        if found is not None:
             yield found
 
 
@@ -192,10 +167,6 @@ def is_ppo(config: EffectiveConfig) -> bool:
     return config.config_name in PPO_CONFIGS
 
 
-def strategy(config: EffectiveConfig, section: str) -> str:
-    return get_str(config, f"{section}.strategy").value
-
-
 def ref_in_use(config: EffectiveConfig) -> bool:
     """verl builds a reference policy for the KL loss or the in-reward KL penalty."""
     return bool(get_bool(config, f"{ACTOR}.use_kl_loss", absent=False).value
@@ -233,11 +204,15 @@ def product(ops: Sequence[Operand]) -> int:
 
 
 def arithmetic(ops: Sequence[Operand]) -> str:
-    """`2×4×3 = 24 (lines 61-63)` — the right-hand side of `TP×PP×CP = …`; one factor: `3 (line 61)`."""
+    """`2×4×3 = 24 (lines 61-63)`, the right-hand side of `TP×PP×CP = …`; one factor:
+    `3 (line 61)`."""
     values = "×".join(fmt(op.value) for op in ops)
     if len(ops) == 1:
         return f"{values} ({where(ops)})"
-    return f"{values} = {product(ops)} ({where(ops)})"
+    # A default factor of 1 changes nothing: its origin is noise.
+    shown = [op for op in ops if not (op.value == 1 and op.resolved is not None
+                                      and op.resolved.origin.kind == "default")] or ops
+    return f"{values} = {product(ops)} ({where(shown)})"
 
 
 def _lines(lines: Sequence[int]) -> str:
@@ -257,6 +232,8 @@ def where(ops: Iterable[Operand]) -> str:
     others = [op for op in ops if op.span is None or op.resolved.origin.kind != "script"]
     if not direct and others and all(op.resolved.origin.kind == "default" for op in others):
         return "verl default" if len(others) == 1 else "verl defaults"
+    if not direct and len(ops) == 1:
+        return ops[0].resolved.describe()  # the key is already in the text
     parts = [_lines(direct)] if direct else []
     parts += [f"{op.key} {op.resolved.describe()}" for op in others]
     return "; ".join(parts)

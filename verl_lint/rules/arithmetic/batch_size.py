@@ -61,6 +61,7 @@ class BatchSizeNotDivisible(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         data.train_batch_size=100 \
         actor_rollout_ref.rollout.n=4 \
@@ -74,6 +75,7 @@ class BatchSizeNotDivisible(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         data.train_batch_size=128 \
         actor_rollout_ref.rollout.n=4 \

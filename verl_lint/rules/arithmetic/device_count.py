@@ -44,6 +44,7 @@ class DeviceCountMismatch(Rule):
     ```bash
     export CUDA_VISIBLE_DEVICES=0,1,2,3
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         trainer.n_gpus_per_node=8
     ```
@@ -52,6 +53,7 @@ class DeviceCountMismatch(Rule):
     ```bash
     export CUDA_VISIBLE_DEVICES=0,1,2,3
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         trainer.n_gpus_per_node=4
     ```

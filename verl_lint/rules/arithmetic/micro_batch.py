@@ -52,6 +52,7 @@ class MicroBatchConflict(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.actor.ppo_micro_batch_size=64 \
         actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \
@@ -61,6 +62,7 @@ class MicroBatchConflict(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \
         actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8
@@ -111,7 +113,8 @@ class MicroBatchConflict(Rule):
                 labels=labels,
                 help=f"remove {legacy.key} and keep {per_gpu.key}")
         if legacy.value is None and per_gpu.value is None:
-            span, labels = place(ctx.launch.span, [dynamic])
+            # Nothing to edit: the key must be added to the launch.
+            span, labels = place(ctx.launch.span, [], [dynamic])
             return self.diagnostic(
                 span,
                 f"neither {per_gpu.key} nor {legacy.key} is set, and {dynamic.show()} "

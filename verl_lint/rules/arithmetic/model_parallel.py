@@ -41,6 +41,7 @@ class ModelParallelDoesNotDivide(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         model_engine=megatron \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 \
@@ -52,6 +53,7 @@ class ModelParallelDoesNotDivide(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         model_engine=megatron \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 \

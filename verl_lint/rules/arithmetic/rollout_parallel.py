@@ -54,6 +54,7 @@ class RolloutParallelMismatch(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.rollout.tensor_model_parallel_size=4 \
         actor_rollout_ref.rollout.data_parallel_size=2 \
@@ -65,6 +66,7 @@ class RolloutParallelMismatch(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.rollout.tensor_model_parallel_size=4 \
         actor_rollout_ref.rollout.data_parallel_size=2 \

@@ -50,6 +50,7 @@ class SequenceParallelNeedsRemovePadding(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.model.use_remove_padding=False \
         actor_rollout_ref.actor.ulysses_sequence_parallel_size=2
@@ -58,6 +59,7 @@ class SequenceParallelNeedsRemovePadding(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.model.use_remove_padding=True \
         actor_rollout_ref.actor.ulysses_sequence_parallel_size=2

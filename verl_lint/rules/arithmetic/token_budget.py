@@ -15,8 +15,8 @@ from verl_lint.rules.registry import register
 from verl_lint.verl.effective import EffectiveConfig
 from verl_lint.verl.versions import in_range
 
-# Mirrors (constraints.json) dynbsz_token_budget (>=0.4.0; verl/utils/seqlen_balancing.py:384-386,
-# "max_token_len must be greater than the sequence length"): with dynamic batch size every
+# Mirrors (constraints.json) dynbsz_token_budget (>=0.4.0; verl/utils/seqlen_balancing.py:
+# 384-386, "max_token_len must be greater than the sequence length"): with dynamic batch size every
 # micro batch holds at most `<budget> × sp` tokens, so the longest sequence must fit. The longest
 # sequence is data-dependent, bounded by max_prompt_length + max_response_length: a warning.
 ALL = ">=0.4.0"
@@ -66,6 +66,7 @@ class TokenBudgetTooSmall(Rule):
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         data.max_prompt_length=2048 \
         data.max_response_length=8192 \
@@ -76,6 +77,7 @@ class TokenBudgetTooSmall(Rule):
     ## Use instead
     ```bash
     python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
         actor_rollout_ref.rollout.name=vllm \
         data.max_prompt_length=2048 \
         data.max_response_length=8192 \
@@ -123,12 +125,14 @@ class TokenBudgetTooSmall(Rule):
         longest = prompt.value + response.value
         if tokens >= longest:
             return None
-        span, labels = place(ctx.launch.span, [budget], [sp, prompt, response])
         # A budget inherited from another (log-prob from the actor's) is reported once.
-        signature = (span.start, tokens)
+        origin = budget.resolved.origin if budget.resolved is not None else None
+        root = origin.from_key if origin is not None and origin.kind == "inherited" else None
+        signature = (root or budget.key, tokens)
         if signature in seen:
             return None
-        seen.add(signature)
+        seen.add((budget.key, tokens))
+        span, labels = place(ctx.launch.span, [budget], [sp, prompt, response])
         scaled = f" × SP {sp.value} = {tokens}" if sp.value != 1 else ""
         return self.diagnostic(
             span,
