@@ -203,3 +203,16 @@ def test_github_step_summary(tmp_path, monkeypatch):
     text = target.read_text()
     assert text.startswith("### verl-lint\n\n1 error, 1 warning, 1 info in 1 file")
     assert "| VL201 | unknown-override-key | error | 1 |" in text
+
+
+def test_full_underline_aligns_after_wide_characters_and_tabs():
+    from verl_lint.report.full import diagnostic_segments
+
+    src = SourceText('\tX="实验" trainer.nnodes=2\n'.encode())
+    at = src.data.index(b"trainer")
+    d = Diagnostic(code="VL201", name="n", message="m", span=src.span(at, at + 7))
+    lines = "".join(t for t, _ in diagnostic_segments("a.sh", src, d)).splitlines()
+    code, marks = lines[3], lines[4]
+    assert code == '1 |     X="实验" trainer.nnodes=2'
+    # 4 spaces for the tab, 2 cells per CJK character
+    assert marks == "  |" + " " * (1 + 4 + len('X="') + 4 + len('" ')) + "^^^^^^^ n"
