@@ -225,18 +225,21 @@ class Interpreter:
             reason = (f"${name} differs between " + " and ".join(lab for _, lab in have))
             if len(present) < len(have):
                 reason = f"${name} is only set by {who}"
-            if first.array is not None and same:
-                # appended only in some arms: the common elements plus an unknown tail
-                arr = list(first.array)
-            elif first.array is not None:
-                common = _common_prefix([v.array or [] for v, _ in present])
-                arr = common + [Field([Part(Unknown(reason=reason))], first.array[0].span
-                                      if first.array else Span(start=0, end=0, line=1,
-                                                               column=1, end_line=1,
-                                                               end_column=1),
+            arr = None
+            if first.array is not None and all(v.array is not None for v, _ in present):
+                # e.g. `ARR+=(…)` in one arm: the common elements plus an unknown tail
+                arrays = [v.array for v, _ in present]
+                common = _common_prefix(arrays)
+                longer = [lab for v, lab in present if len(v.array) > len(common)]
+                if len(longer) == len(present):
+                    reason = f"elements of {name} differ between {' and '.join(longer)}"
+                elif longer:
+                    reason = f"elements of {name} that only {' / '.join(longer)} add"
+                tail = next((a[len(common)] for a in arrays if len(a) > len(common)), None)
+                arr = common + [Field([Part(Unknown(reason=reason))],
+                                      tail.span if tail is not None else
+                                      (common[-1].span if common else first.fed_by[-1]),
                                       array=name, passthrough=reason)]
-            else:
-                arr = None
             base.vars[name] = Var(parts=None if arr is not None else (Part(Unknown(reason=reason)),),
                                   array=arr, exported=exported, status=status, fed_by=fed,
                                   note=note)
@@ -320,6 +323,8 @@ class Interpreter:
             if k >= len(s.branches):
                 return st
             b = s.branches[k]
+            if b.condition is not None:
+                self.block(b.condition.statements, st)  # expansions in the test are uses too
             verdict = self.condition(b.condition, st)
             if verdict is True:
                 for other in s.branches[k + 1:]:
@@ -347,6 +352,8 @@ class Interpreter:
                         return
                 st.returned = False
                 return
+        if s.condition is not None:
+            self.block(s.condition.statements, st)
         alt = st.copy()
         if s.variable:
             alt.vars[s.variable] = Var(parts=(Part(Unknown(reason=f"${s.variable} is a loop "
@@ -451,8 +458,11 @@ class Interpreter:
             self.launches.append(launch)
 
     def builtin(self, name: str, fields: list[Field], c: Command, st: State) -> bool:
+        if name in ("[", "[[", "test", "echo", "printf", "true", ":", "cd", "mkdir"):
+            if name != "printf" or fields[1:2] == [] or fields[1].value != "-v":
+                return True
         args = [f.value for f in fields[1:]]
-        if name in ("exit",):
+        if name == "exit":
             st.dead = True
             return True
         if name == "return":

@@ -241,7 +241,7 @@ class WordLexer:
         def flush(upto: int, force: bool = False) -> None:
             nonlocal buf
             if buf or force:
-                out.append(build(Piece, 
+                out.append(build(Piece,
                     kind="literal", span=self.span_of(run_start, upto),
                     text=_dec(data[run_start:upto]), quoted=run_q, value="".join(buf)))
                 buf = []
@@ -257,24 +257,30 @@ class WordLexer:
                 if not nxt:
                     buf.append("\\")
                     i += 1
-                elif nxt == b"\n":
+                    continue
+                # an escape is a piece of its own, so the other literal runs keep text == value
+                flush(i)
+                run_start = i
+                if nxt == b"\n":
                     i += 2  # line continuation: produces nothing
                 elif quoted == "none" or nxt in b'$`\\' or (nxt == b'"' and in_dq):
-                    # a UTF-8 sequence escaped: take the whole character
-                    k = i + 2
+                    k = i + 2  # a UTF-8 sequence escaped: take the whole character
                     while k < end and 0x80 <= data[k] < 0xC0:
                         k += 1
                     buf.append(_dec(data[i + 1:k]))
+                    flush(k, force=True)
                     i = k
                 else:
                     buf.append("\\")
                     i += 1
+                    continue
+                run_start = i
                 continue
             if c == SQ and quoted == "none":
                 flush(i)
                 j = skip_single(data, i, end)
                 inner_end = j - 1 if j <= end and data[j - 1:j] == b"'" and j - 1 > i else j
-                out.append(build(Piece, 
+                out.append(build(Piece,
                     kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
                     quoted="single", value=_dec(data[i + 1:inner_end])))
                 i = run_start = j
@@ -292,7 +298,7 @@ class WordLexer:
                     continue
                 j = skip_double(data, i, end)
                 if j == i + 2:  # "" — an empty argument, keep it
-                    out.append(build(Piece, 
+                    out.append(build(Piece,
                         kind="literal", span=self.span_of(i, j), text='""', quoted="double",
                         value=""))
                     i = run_start = j
@@ -306,7 +312,7 @@ class WordLexer:
                     flush(i)
                     j = _ansi_end(data, i + 1, end)
                     raw = _dec(data[i + 2:max(j - 1, i + 2)])
-                    out.append(build(Piece, 
+                    out.append(build(Piece,
                         kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
                         quoted="ansi_c", value=_ansi_value(raw)))
                     i = run_start = j
@@ -326,7 +332,7 @@ class WordLexer:
             if c == BT:
                 flush(i)
                 j = skip_backtick(data, i, end)
-                out.append(build(Piece, 
+                out.append(build(Piece,
                     kind="command", span=self.span_of(i, j), text=_dec(data[i:j]), quoted=quoted,
                     body=_dec(data[i + 1:max(j - 1, i + 1)])))
                 i = run_start = j
@@ -334,7 +340,7 @@ class WordLexer:
             if c in (ord("<"), ord(">")) and i + 1 < end and data[i + 1] == LP and quoted == "none":
                 flush(i)
                 j = skip_parens(data, i + 2, end)
-                out.append(build(Piece, 
+                out.append(build(Piece,
                     kind="process", span=self.span_of(i, j), text=_dec(data[i:j]),
                     body=_dec(data[i + 2:max(j - 1, i + 2)])))
                 i = run_start = j

@@ -415,7 +415,7 @@ class _Builder:
             array = self.array(vnode)
         else:
             value = self.lexer.word(vstart, max(vstart, node.end_byte))
-        return build(Assignment, 
+        return build(Assignment,
             kind="assignment", name=name, name_span=name_span, index=index, append=append,
             value=value, array=array, declared_by=declared_by, flags=tuple(flags),
             command_prefix=command_prefix, **self.common(node, ctx, background))
@@ -430,7 +430,7 @@ class _Builder:
                     elems[-1][1] = ch.end_byte
                 else:
                     elems.append([ch.start_byte, ch.end_byte])
-        return build(ArrayLiteral, 
+        return build(ArrayLiteral,
             span=self.nspan(node), elements=tuple(self.lexer.word(a, b) for a, b in elems))
 
     def s_declaration_command(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -444,7 +444,7 @@ class _Builder:
                 out.append(self.assignment(ch, ctx, declared_by=declared_by, flags=flags,
                                            background=bg))
             elif t == "variable_name":
-                out.append(build(Assignment, 
+                out.append(build(Assignment,
                     kind="assignment", name=self.text(ch), name_span=self.nspan(ch),
                     declared_by=declared_by, flags=tuple(flags),
                     **self.common(ch, ctx, bg)))
@@ -498,7 +498,7 @@ class _Builder:
     def _literal_word(self, node) -> Word:
         sp = self.nspan(node)
         txt = self.text(node)
-        return build(Word, span=sp, text=txt, pieces=(build(Piece, 
+        return build(Word, span=sp, text=txt, pieces=(build(Piece,
             kind="literal", span=sp, text=txt, quoted="single", value=txt),))
 
     def s_redirected_statement(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -576,7 +576,7 @@ class _Builder:
         # the function's own braces are not a statement of their own
         if len(stmts) == 1 and isinstance(stmts[0], Group) and not stmts[0].subshell:
             stmts = list(stmts[0].body)
-        return [build(Function, 
+        return [build(Function,
             kind="function", name=name,
             name_span=self.nspan(name_node) if name_node is not None else common["span"],
             body=tuple(stmts), **common)]
@@ -622,7 +622,7 @@ class _Builder:
                 terminator = t
             else:
                 body_nodes.append(ch)
-        return build(CaseItem, 
+        return build(CaseItem,
             span=self.nspan(node),
             patterns=tuple(self.lexer.word(a, b) for a, b in patterns),
             body=tuple(self.stmts(body_nodes, ctx)), terminator=terminator)
@@ -648,7 +648,7 @@ class _Builder:
             if kind == "if":  # the `if` arm ends where the first elif/else/fi starts
                 nxt = [c for c in children if c.type in ("elif_clause", "else_clause", "fi")]
                 end = nxt[0].start_byte if nxt else n.end_byte
-            branches.append(build(IfBranch, 
+            branches.append(build(IfBranch,
                 kind=kind, span=self.span(n.start_byte, end), condition=cond,
                 body=tuple(self.stmts(body_nodes, bctx))))
 
@@ -743,12 +743,35 @@ class _Builder:
                                      condition=self.condition(cond_nodes, ctx), body=body,
                                      **common)]
 
+    def s_test_command(self, node, ctx: _Ctx, bg: bool) -> list:
+        """`[ … ]` / `[[ … ]]` as a command whose words are the test's operands and operators
+        (so their expansions are seen like any command's)."""
+        ranges: list[list[int]] = []
+
+        def walk(n) -> None:
+            for ch in n.children:
+                if ch.type in _TEST_EXPRESSIONS:
+                    walk(ch)
+                elif ch.type == "comment":
+                    self.comment(ch)
+                elif ranges and ranges[-1][1] == ch.start_byte and ch.is_named:
+                    ranges[-1][1] = ch.end_byte
+                else:
+                    ranges.append([ch.start_byte, ch.end_byte])
+
+        walk(node)
+        words = tuple(self.lexer.word(a, b) for a, b in ranges)
+        return [build(Command, kind="command", words=words, **self.common(node, ctx, bg))]
+
     def s_ERROR(self, node, ctx: _Ctx, bg: bool) -> list:
         # keep what can be understood inside an error region (the rest is still linted)
         inner = [c for c in node.children if c.is_named and c.type in _STATEMENT_TYPES]
         return self.stmts(inner, ctx)
 
 
+_TEST_EXPRESSIONS = frozenset({"binary_expression", "unary_expression",
+                               "parenthesized_expression", "negated_expression",
+                               "postfix_expression", "ternary_expression"})
 _STATEMENT_TYPES = frozenset(
     name[2:] for name in dir(_Builder) if name.startswith("s_") and name != "s_ERROR")
 
@@ -780,13 +803,13 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
 
     def walk(n) -> None:
         if n.is_missing:
-            out.append(build(ParseError, 
+            out.append(build(ParseError,
                 span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))
             return
         if n.is_error:
             text = builder.text(n).strip().splitlines()
             near = text[0][:40] if text else "end of file"
-            out.append(build(ParseError, 
+            out.append(build(ParseError,
                 span=builder.nspan(n), message=f"syntax error near `{near}`"))
             return
         for c in n.children:
