@@ -114,6 +114,11 @@ class VerlLintServer(LanguageServer):
         path = self.document_path(uri)
         source = SourceText(doc.source.encode("utf-8"), path)
         settings = self.settings_for(path)
+        if settings.is_excluded(Path(path)):  # as `check --force-exclude` (pre-commit) does
+            self.states.pop(uri, None)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, version=doc.version, diagnostics=[]))
+            return None
         try:
             report = lint_source(source, settings, path=path)
         except Exception as exc:  # keep serving; the user sees why this file has no findings
@@ -137,6 +142,9 @@ class VerlLintServer(LanguageServer):
         state = self.states.get(uri)
         doc = self.workspace.get_text_document(uri)
         if state is None or state.version != doc.version:
+            task = self.pending.pop(uri, None)
+            if task is not None:  # this lint makes the debounced one redundant
+                task.cancel()
             state = self.lint(uri)
         return state
 
@@ -175,7 +183,9 @@ def initialize(ls: VerlLintServer, params: types.InitializeParams) -> None:
 async def initialized(ls: VerlLintServer, params: types.InitializedParams) -> None:
     caps = ls.client_capabilities.workspace
     watch = caps.did_change_watched_files if caps else None
-    if watch is not None and watch.dynamic_registration:
+    if watch is None or not watch.dynamic_registration:
+        return  # configuration is still re-read when its mtime changes (settings_for)
+    try:
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[
             types.Registration(
                 id="verl-lint-config", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -184,6 +194,8 @@ async def initialized(ls: VerlLintServer, params: types.InitializedParams) -> No
                 ]),
             )
         ]))
+    except Exception:  # the client declined; not fatal
+        log.warning("could not register configuration file watchers", exc_info=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)

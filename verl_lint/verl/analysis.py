@@ -2,16 +2,76 @@
 
 CONTRACT: `analyze_launch(release, launch) -> LaunchAnalysis` where `config` is the
 EffectiveConfig (None when the entry point/config cannot be resolved, with `unresolved` saying
-why, for VL004) and `problems` lists every override Hydra (or instantiation) would reject.
+why, for VL004) and `problems` lists every override Hydra (or instantiation) would reject, as
+`OverrideProblem`s (each names the VL2xx code that reports it).
+
+Steps: entry module → config dir/name (`--config-path`/`--config-name`); group overrides
+(`model_engine=megatron`, `actor@actor_rollout_ref.actor=…`) select the composed tree (cached,
+see configs.py); every value override is then applied in order with Hydra's semantics
+(hydra_semantics.py), collecting every refusal instead of stopping at the first; what Hydra
+accepts but verl's dataclass instantiation rejects (`+key` that is not a field of a `_target_`
+node) is reported too.
 """
 
 from __future__ import annotations
 
+import posixpath
+from typing import Any, Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from verl_lint.evaluate.model import Launch
+from verl_lint.diagnostics import Edit, Fix
+from verl_lint.evaluate.model import Launch, Override, Unknown
+from verl_lint.source import Span
+from verl_lint.verl import hydra_semantics as hs
+from verl_lint.verl.compose import ComposeFailure
+from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
-from verl_lint.verl.release import VerlRelease
+from verl_lint.verl.effective_build import build_effective
+from verl_lint.verl.release import EntryPoint, VerlRelease
+from verl_lint.verl.suggest import closest_keys
+
+ProblemKind = Literal[
+    "unknown-key",  # VL201: not in the config, no `+` can fix it (or `~` of a missing key)
+    "not-a-field",  # VL201: added with `+` under a `_target_` dataclass node that lacks the field
+    "missing-plus",  # VL202: absent, but its parent accepts new keys with `+`
+    "append-existing",  # VL203: `+` on an existing key ("Could not append")
+    "renamed",  # VL204: renamed/removed in a known verl release
+    "type",  # VL206: a list/dict value Hydra cannot merge into that node
+    "syntax",  # VL207: Hydra cannot parse it (or an ambiguous sweep `a,b`)
+    "unknown-group",  # VL208: config group option or config name that does not exist
+]
+
+
+class OverrideProblem(BaseModel):
+    """One override Hydra (or verl's dataclass instantiation) refuses."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    kind: ProblemKind
+    code: str  # the rule that reports it
+    key: str
+    message: str  # ready for a diagnostic: names the key, the version and why
+    span: Span  # the token to change (the key, or the whole word)
+    override: Override | None = None
+    hydra_message: str | None = None  # Hydra's own words when Hydra is the one refusing
+    rejected_by: Literal["hydra", "verl"] = "hydra"
+    suggestions: list[str] = Field(default_factory=list)
+    fix: Fix | None = None
+    since: str | None = None  # renamed: the release it happened in
+    new_key: str | None = None  # renamed: the key to use now
+
+
+class AppliedOverride(BaseModel):
+    """A value override Hydra accepts, as applied (for the value rules VL205/206/209)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    override: Override
+    key: str
+    prefix: str
+    value: Any  # parsed like Hydra (int/float/bool/None/str/list/dict) or Unknown
+    existed: bool  # the key was in the config before this override
 
 
 class LaunchAnalysis(BaseModel):
@@ -20,8 +80,396 @@ class LaunchAnalysis(BaseModel):
     config: EffectiveConfig | None = None
     config_name: str | None = None
     unresolved: str | None = None
-    problems: list = Field(default_factory=list)
+    problems: list[OverrideProblem] = Field(default_factory=list)
+    entry: str | None = None  # the entry module
+    group_overrides: list[str] = Field(default_factory=list)
+    applied: list[AppliedOverride] = Field(default_factory=list)
+    base: dict | None = None  # the composed tree before value overrides (shared: read only)
+
+
+CODES: dict[str, str] = {
+    "unknown-key": "VL201", "not-a-field": "VL201", "missing-plus": "VL202",
+    "append-existing": "VL203", "renamed": "VL204", "type": "VL206", "syntax": "VL207",
+    "unknown-group": "VL208",
+}
 
 
 def analyze_launch(release: VerlRelease, launch: Launch) -> LaunchAnalysis:
-    return LaunchAnalysis(unresolved="verl knowledge not built yet")
+    module = entry_module(launch)
+    if module is None:
+        return LaunchAnalysis(unresolved="the entry point is not a verl module")
+    if module.startswith("recipe.") or module.startswith("recipe/"):
+        return LaunchAnalysis(entry=module, unresolved=f"recipe entry point {module}: recipe "
+                              "configs are not bundled")
+    entry = release.entry_point(module)
+    if entry is None:
+        return LaunchAnalysis(entry=module, unresolved=f"{module} has no bundled config in "
+                              f"verl {release.version}")
+    why = _config_path_problem(launch.config_path, entry)
+    if why:
+        return LaunchAnalysis(entry=module, unresolved=why)
+    name = entry.config_name
+    if isinstance(launch.config_name, Unknown):
+        return LaunchAnalysis(entry=module, unresolved=f"--config-name is not known statically "
+                              f"({launch.config_name.reason})")
+    if launch.config_name:
+        name = launch.config_name.strip().strip("'\"").removesuffix(".yaml")
+        if not release.has_config_name(entry, name):
+            names = sorted({n for d in (entry.config_dir, *entry.search)
+                            for n in release.config_names.get(d, ()) if not n.startswith("_")})
+            return LaunchAnalysis(entry=module, config_name=name, problems=[OverrideProblem(
+                kind="unknown-group", code="VL208", key="--config-name",
+                span=launch.config_name_span or launch.span,
+                message=f"config '{name}' does not exist for {module} in verl {release.version}"
+                        f"; available: {', '.join(names)}")])
+    return _Analyzer(release, entry, module, name, launch).run()
+
+
+def entry_module(launch: Launch) -> str | None:
+    if launch.module:
+        return launch.module
+    if launch.script:
+        path = posixpath.normpath(launch.script.replace("\\", "/"))
+        for anchor in ("verl/", "recipe/"):
+            at = path.rfind(anchor) if anchor == "verl/" else path.find(anchor)
+            if at != -1 and (at == 0 or path[at - 1] == "/") and path.endswith(".py"):
+                return path[at:-3].replace("/", ".")
+    return None
+
+
+def _config_path_problem(config_path: Any, entry: EntryPoint) -> str | None:
+    if config_path is None:
+        return None
+    if isinstance(config_path, Unknown):
+        return f"--config-path is not known statically ({config_path.reason})"
+    path = posixpath.normpath(str(config_path).strip().strip("'\"").replace("\\", "/"))
+    if path in ("config", ".") or path.endswith(entry.config_dir) or \
+            posixpath.basename(entry.config_dir) == path == "config":
+        return None
+    return f"--config-path {config_path} is outside verl's bundled configs"
+
+
+def _word(ov: Override) -> str | None:
+    """The override as Hydra receives it, when known."""
+    if not isinstance(ov.text, Unknown):
+        return ov.text
+    if isinstance(ov.value, Unknown):
+        return None
+    return ov.prefix + ov.key + ("" if ov.value is None else "=" + ov.value)
+
+
+class _Analyzer:
+    def __init__(self, release: VerlRelease, entry: EntryPoint, module: str, name: str,
+                 launch: Launch) -> None:
+        self.release, self.entry, self.module, self.name, self.launch = release, entry, module, name, launch
+        self.problems: list[OverrideProblem] = []
+        self.applied: list[AppliedOverride] = []
+
+    def problem(self, kind: ProblemKind, ov: Override, key: str, message: str, *,
+                span: Span | None = None, **extra: Any) -> None:
+        self.problems.append(OverrideProblem(kind=kind, code=CODES[kind], key=key, message=message,
+                                             span=span or ov.key_span, override=ov, **extra))
+
+    # -- groups -----------------------------------------------------------------------------
+
+    def run(self) -> LaunchAnalysis:
+        groups, values = [], []
+        for ov in self.launch.overrides:
+            parsed = self._parse(ov)
+            if parsed is None:
+                continue
+            key = parsed.key
+            if key == "hydra" or key.startswith(("hydra.", "hydra/")):
+                continue  # Hydra's own settings (run dir, logging): not verl's config
+            if self.release.is_group(self.entry, key) and not isinstance(parsed.value, dict):
+                groups.append((ov, parsed))
+            elif parsed.package is not None:
+                self.problem("unknown-group", ov, key,
+                             f"'{key}@{parsed.package}' looks like a config group override, but "
+                             f"config group '{key}' does not exist in verl {self.release.version}")
+            else:
+                values.append((ov, parsed))
+        base = self._compose_groups(groups)
+        if base is None:
+            return self._result(None, unresolved=self._unresolved)
+        state = hs.Tree(base)
+        origins: dict[tuple[str, ...], tuple[int, Override]] = {}
+        for seq, (ov, parsed) in enumerate(values):
+            self._apply(state, origins, seq, ov, parsed)
+        config = build_effective(self.release.version, self.name, state.root, origins)
+        return self._result(config, base=base)
+
+    _unresolved: str | None = None
+
+    def _result(self, config: EffectiveConfig | None, unresolved: str | None = None,
+                base: dict | None = None) -> LaunchAnalysis:
+        return LaunchAnalysis(config=config, config_name=self.name, unresolved=unresolved,
+                              problems=self.problems, entry=self.module,
+                              group_overrides=self._group_texts, applied=self.applied, base=base)
+
+    _group_texts: list[str] = []
+
+    def _parse(self, ov: Override) -> hs.Parsed | None:
+        word = _word(ov)
+        if word is None:  # value unknown: parse the key alone, the value stays Unknown
+            p = hs.parse(f"{ov.prefix}{ov.key}=0")
+            if p.error is None:
+                p = hs.Parsed(prefix=p.prefix, key=p.key, package=p.package, value=ov.value)
+        else:
+            p = hs.parse(word)
+        if p.error is not None:
+            self.problem("syntax", ov, ov.key, f"Hydra cannot parse override '{word or ov.key}': "
+                         f"{p.error}", span=ov.span, hydra_message=p.error)
+            return None
+        if p.sweep:
+            self.problem("syntax", ov, p.key,
+                         f"ambiguous value for '{p.key}': Hydra reads '{word}' as a sweep; use "
+                         f"[a,b] for a list or quote it ('a,b') for a string",
+                         span=ov.value_span or ov.span,
+                         hydra_message=f"Ambiguous value for argument '{word}'")
+            return None
+        return p
+
+    def _compose_groups(self, groups: list[tuple[Override, hs.Parsed]]) -> dict | None:
+        texts: list[str] = []
+        for ov, p in groups:
+            if isinstance(p.value, Unknown):
+                self._unresolved = f"config group override {ov.key} is not known statically " \
+                                   f"({p.value.reason})"
+                return None
+            texts.append(_word(ov) or "")
+        self._group_texts = texts
+        result = composed(self.release, self.entry, self.name, tuple(texts))
+        if isinstance(result, dict):
+            return result
+        # find the culprits one by one, report them, compose without them
+        kept = []
+        for (ov, p), text in zip(groups, texts):
+            alone = composed(self.release, self.entry, self.name, (*kept, text))
+            if isinstance(alone, ComposeFailure):
+                self.problem("unknown-group", ov, p.key, self._group_message(p, alone),
+                             span=ov.span, hydra_message=alone.message)
+            else:
+                kept.append(text)
+        self._group_texts = kept
+        result = composed(self.release, self.entry, self.name, tuple(kept))
+        if isinstance(result, ComposeFailure):
+            self._unresolved = f"Hydra cannot compose {self.name}: {result.message}"
+            return None
+        return result
+
+    def _group_message(self, p: hs.Parsed, failure: ComposeFailure) -> str:
+        options = self.release.group_options(self.entry, p.key)
+        v = self.release.version
+        if failure.kind == "missing-config" and options is not None:
+            return (f"config group '{p.key}' has no option '{p.value}' in verl {v}; "
+                    f"available: {', '.join(options)}")
+        first = failure.message.splitlines()[0]
+        return f"Hydra cannot apply group override '{p.prefix}{p.key}={p.value}' in verl {v}: {first}"
+
+    # -- value overrides ----------------------------------------------------------------------
+
+    def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
+        parts = tuple(p.key.split("."))
+        existed = hs.lookup(state.root, parts) is not hs.ABSENT
+        unknown = isinstance(p.value, Unknown)
+        try:
+            if unknown and p.prefix in ("+", "~") and existed:
+                raise hs.Unmodeled(p.key)  # the verdict depends on the value's type
+            hs.apply(state, p)
+        except hs.HydraReject as rej:
+            self._rejected(state, ov, p, rej)
+            return
+        except hs.Unmodeled:
+            if p.prefix != "~":
+                try:
+                    state.set(parts, p.value)
+                except (TypeError, ValueError, IndexError, KeyError):
+                    return
+        if p.prefix != "~":
+            origins[parts] = (seq, ov)
+            self.applied.append(AppliedOverride(override=ov, key=p.key, prefix=p.prefix,
+                                                value=p.value, existed=existed))
+            if not existed and p.prefix in ("+", "++"):
+                self._check_fields(state, ov, p, parts)
+
+    def _check_fields(self, state: hs.Tree, ov: Override, p: hs.Parsed,
+                      parts: tuple[str, ...]) -> None:
+        """Hydra added a new key; verl instantiates `_target_` dataclasses and dies on non-fields."""
+        node: Any = state.root
+        for i, k in enumerate(parts):
+            if not isinstance(node, dict):
+                return
+            fields = self.release.fields_of(node.get("_target_"))
+            if fields is not None and k not in fields and k != "_target_":
+                owner = ".".join(parts[:i]) or "<root>"
+                sugg = closest_keys(k, parts[:i], fields)
+                self.problem("not-a-field", ov, p.key,
+                             f"'{k}' is not a field of {node['_target_'].rsplit('.', 1)[-1]} "
+                             f"({owner}) in verl {self.release.version}: Hydra adds "
+                             f"'{p.key}' but verl fails when it builds the dataclass"
+                             + _did_you_mean(sugg), rejected_by="verl", suggestions=sugg)
+                return
+            if fields is not None and _is_free(fields.get(k)):
+                return  # a dict-typed field: anything goes below it
+            node = node.get(k)
+            if hs.is_interp(node):
+                return
+
+    def _rejected(self, state: hs.Tree, ov: Override, p: hs.Parsed, rej: hs.HydraReject) -> None:
+        key, v = p.key, self.release.version
+        if rej.kind == "append":
+            inherited = _inherited(state.root, tuple(key.split(".")))
+            new = "++" if inherited else ""
+            current = hs.hydra_select(state.root, tuple(key.split(".")))
+            self.problem("append-existing", ov, key,
+                         f"'{key}' already exists in verl {v}"
+                         + (f" (inherited: {_short(current)})" if inherited else
+                            f" (default {_short(current)})")
+                         + f": Hydra cannot append it with '+'; "
+                         + ("use '++' to override the inherited value" if inherited else
+                            "drop the '+'"),
+                         hydra_message=rej.message,
+                         fix=_prefix_fix(ov, new, "Use '++'" if new else "Drop the '+'"))
+            return
+        if rej.kind == "delete":
+            sugg = self._suggest(key)
+            self.problem("unknown-key", ov, key, f"cannot delete '{key}' in verl {v}: "
+                         f"{rej.message}" + _did_you_mean(sugg), hydra_message=rej.message,
+                         suggestions=sugg)
+            return
+        if rej.kind == "type":
+            self.problem("type", ov, key, f"Hydra cannot apply '{key}' in verl {v}: {rej.message}",
+                         span=ov.value_span or ov.span, hydra_message=rej.message)
+            return
+        # missing key (struct): a rename, a key that needs '+', or an unknown key
+        if self._renamed(ov, p):
+            return
+        hydra_msg = f"Could not override '{key}'."
+        at = rej.at or tuple(key.split("."))
+        if self._needs_plus(state, at):
+            parts = tuple(key.split("."))
+            plus_ok = True
+            try:
+                plus_ok = hs.hydra_select(state.root, parts) is None
+            except hs.HydraReject:
+                plus_ok = False
+            new = "+" if plus_ok else "++"
+            parent = ".".join(at[:-1])
+            self.problem("missing-plus", ov, key,
+                         f"'{key}' is not in verl {v}'s config, but '{parent}' accepts new keys: "
+                         f"add it with '{new}{key}=…'", hydra_message=hydra_msg,
+                         fix=_prefix_fix(ov, new, f"Add '{new}'"))
+            return
+        sugg = self._suggest(key)
+        self.problem("unknown-key", ov, key, f"unknown key '{key}' in verl {v} ({self.name})"
+                     + _did_you_mean(sugg), hydra_message=hydra_msg, suggestions=sugg,
+                     fix=_rename_fix(ov, sugg[0], "unsafe") if len(sugg) == 1 else None)
+
+    def _needs_plus(self, state: hs.Tree, at: tuple[str, ...]) -> bool:
+        """Can the first missing component `at[-1]` be added under `at[:-1]` with '+'?"""
+        parent = hs.lookup(state.root, at[:-1])
+        if hs.is_interp(parent):
+            return True  # an inherited node (`${oc.select:…}`): '+'/'++' replace it
+        grand = hs.lookup(state.root, at[:-2]) if len(at) >= 2 else state.root
+        if isinstance(grand, dict) and len(at) >= 2:
+            fields = self.release.fields_of(grand.get("_target_"))
+            if fields is not None and _is_free(fields.get(at[-2])):
+                return True  # a dict-typed dataclass field (override_transformer_config…)
+        if parent == {}:
+            return True  # an empty dict in the YAML is there to be filled (engine_kwargs.vllm)
+        if isinstance(parent, dict):
+            fields = self.release.fields_of(parent.get("_target_"))
+            return fields is not None and at[-1] in fields  # a field the YAML omits
+        return False
+
+    def _renamed(self, ov: Override, p: hs.Parsed) -> bool:
+        entries = [e for e in self.release.renames_of(p.key) if e["kind"] != "value"]
+        if not entries:
+            return False
+        entry = entries[0]
+        if entry["kind"] == "requires_plus":
+            return False  # VL202's business: the key exists, as an engine kwarg, with '+'
+        v = self.release.version
+        new = entry.get("new")
+        since = entry.get("since")
+        new = self._follow_renames(new) if new else None
+        when = f"in verl {since}" if since else "in a past verl release"
+        if new:
+            msg = f"'{p.key}' was renamed to '{new}' {when} (linting against verl {v})"
+        else:
+            msg = f"'{p.key}' was removed {when} (linting against verl {v})"
+        if entry.get("note"):
+            msg += f"; {entry['note']}"
+        certain = bool(new) and "value_map" not in entry and \
+            hs.lookup(self._base_root, tuple(new.split("."))) is not hs.ABSENT
+        self.problem("renamed", ov, p.key, msg, since=since, new_key=new,
+                     hydra_message=f"Could not override '{p.key}'.",
+                     fix=_rename_fix(ov, new, "safe" if certain else "unsafe") if new else None)
+        return True
+
+    def _follow_renames(self, key: str) -> str:
+        for _ in range(5):
+            nxt = [e for e in self.release.renames_of(key) if e.get("new") and e["kind"] == "key"]
+            if not nxt or hs.lookup(self._base_root, tuple(key.split("."))) is not hs.ABSENT:
+                return key
+            key = nxt[0]["new"]
+        return key
+
+    @property
+    def _base_root(self) -> dict:
+        return composed(self.release, self.entry, self.name, tuple(self._group_texts))
+
+    def _suggest(self, key: str) -> list[str]:
+        return closest_keys(key, (), None, tree=self._base_root)
+
+
+def _is_free(annotation: str | None) -> bool:
+    """A dataclass field typed as a dict: Hydra and verl accept any key under it."""
+    if not annotation:
+        return False
+    a = annotation.replace("typing.", "").replace(" ", "")
+    return a.startswith(("dict", "Dict", "Optional[dict", "Optional[Dict", "dict|", "Any")) or \
+        a in ("Optional[dict]", "Optional[Any]")
+
+
+def _inherited(root: dict, parts: tuple[str, ...]) -> bool:
+    """Is the value at `parts` (or a node above it) an interpolation, i.e. inherited?"""
+    node: Any = root
+    for k in parts:
+        if hs.is_interp(node):
+            return True
+        node = hs.child(node, k) if hs.is_container(node) else hs.ABSENT
+        if node is hs.ABSENT:
+            return False
+    return hs.is_interp(node)
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _did_you_mean(sugg: list[str]) -> str:
+    if not sugg:
+        return ""
+    return "; did you mean " + " or ".join(f"'{s}'" for s in sugg) + "?"
+
+
+def _literal_key(ov: Override) -> bool:
+    return ov.key_span != ov.span
+
+
+def _prefix_fix(ov: Override, new_prefix: str, title: str) -> Fix | None:
+    """Replace the override's `+`/`++` prefix (literal in the script) by `new_prefix`."""
+    if not _literal_key(ov):
+        return None
+    start = ov.key_span.start - len(ov.prefix)
+    return Fix(title=title, edits=(Edit(start=start, end=ov.key_span.start, replacement=new_prefix),))
+
+
+def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsafe"]) -> Fix | None:
+    if not _literal_key(ov):
+        return None
+    return Fix(title=f"Rename to '{new_key}'", applicability=applicability,
+               edits=(Edit(start=ov.key_span.start, end=ov.key_span.end, replacement=new_key),))

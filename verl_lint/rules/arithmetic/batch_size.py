@@ -22,8 +22,10 @@ from verl_lint.verl.versions import in_range
 # - actor_train_ge_mini (>=0.4.0; verl/workers/config/actor.py:226-231) and
 #   critic_train_ge_mini (>=0.4.0; verl/workers/config/critic.py:117-129):
 #   train_batch_size >= ppo_mini_batch_size (both in prompts).
-# - actor_global_mbs (>=0.4.0; verl/workers/config/actor.py:233-244): with the deprecated global
-#   ppo_micro_batch_size: mini % micro == 0 and micro × Ulysses SP >= world size.
+# - actor_global_mbs (>=0.4.0; verl/workers/config/actor.py:233-244), critic_mbs_exclusive and
+#   critic_global_mbs_ge_ngpus (>=0.4.0; verl/workers/config/critic.py:103-115, 221-232): with the
+#   deprecated global ppo_micro_batch_size: mini % micro == 0 and micro × Ulysses SP >= world
+#   size (the latter for the FSDP critic only).
 # - mini_batch_divides_dp (>=0.7.0 engine workers; verl/workers/engine_workers.py:260-269):
 #   (ppo_mini_batch_size × n) % DP == 0 for actor and critic — checked even with dynamic bsz.
 # - micro_divides_local_mini (>=0.7.0 engine workers; verl/workers/engine/utils.py:123-127):
@@ -169,7 +171,9 @@ class BatchSizeNotDivisible(Rule):
 
     def _global_micro(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
         config = ctx.config
-        if role != "actor" or _dynamic(config, section):
+        if role == "critic" and not critic_in_use(config):
+            return None
+        if _dynamic(config, section):
             return None
         micro = get_int(config, f"{section}.ppo_micro_batch_size", nullable=True)
         if micro.value is None or micro.value <= 0:
@@ -183,6 +187,8 @@ class BatchSizeNotDivisible(Rule):
                 f"({where([micro])})",
                 labels=labels,
                 help="prefer ppo_micro_batch_size_per_gpu; the global micro batch is deprecated")
+        if role == "critic" and get_str(config, f"{section}.strategy").value not in FSDP_STRATEGIES:
+            return None  # critic_global_mbs_ge_ngpus is an FSDP critic check
         w = world(config)
         sp = get_int(config, f"{section}.ulysses_sequence_parallel_size", absent=1)
         if micro.value * sp.value >= w.size:

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
-    ACTOR, FSDP_STRATEGIES, collect, critic_in_use, get_bool, get_int, get_str, place, where,
+    ACTOR, FSDP_STRATEGIES, REF, collect, critic_in_use, get_bool, get_int, get_str, place, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -24,6 +24,9 @@ ROLES = (
     ("actor", ACTOR, "actor_rollout_ref.model.use_remove_padding", (
         (f"{ACTOR}.ulysses_sequence_parallel_size", ">=0.4.0"),
         (f"{ACTOR}.fsdp_config.ulysses_sequence_parallel_size", ">=0.8.0"),
+        # The reference policy shares the model config (and inherits the actor's size).
+        (f"{REF}.ulysses_sequence_parallel_size", ">=0.4.0"),
+        (f"{REF}.fsdp_config.ulysses_sequence_parallel_size", ">=0.8.0"),
     )),
     ("critic", "critic", "critic.model.use_remove_padding", (
         ("critic.ulysses_sequence_parallel_size", ">=0.4.0"),

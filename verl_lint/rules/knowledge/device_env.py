@@ -162,7 +162,9 @@ class DeviceEnvMismatch(Rule):
 
     def _trainer_device(self, ctx: "LaunchContext", device: str) -> Iterator[Diagnostic]:
         from verl_lint.rules.knowledge.conditions import normalize
-        from verl_lint.rules.knowledge.fixes import build_fix, launch_head_span, value_span
+        from verl_lint.rules.knowledge.fixes import (
+            build_fix, describe_origin, launch_head_span, value_span,
+        )
         from verl_lint.rules.knowledge.schema import FixSpec
         from verl_lint.verl.versions import in_range
 
@@ -177,6 +179,6 @@ class DeviceEnvMismatch(Rule):
                 else launch_head_span(ctx))
         fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
         yield self.diagnostic(
-            span, f"`trainer.device` is {value} ({r.describe()}) in the npu scenario: verl "
+            span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu scenario: verl "
                   f"{ctx.release.version} does not detect NPUs by itself (from 0.7.0 it does); "
                   f"set trainer.device=npu", fix=fix)

@@ -118,6 +118,18 @@ def value_span(ctx: "LaunchContext", word: Span) -> Span:
     return word
 
 
+def describe_origin(ctx: "LaunchContext", resolved) -> str:
+    """`set at line 44`, plus the variable that fed it: `set at line 44 from $CLIP, line 21`."""
+    text = resolved.describe()
+    origin = resolved.origin if resolved.origin.kind == "script" else resolved.inherited_origin
+    if origin is None or origin.kind != "script" or origin.span is None:
+        return text
+    for ov in ctx.launch.overrides:
+        if ov.span == origin.span and ov.variables and ov.fed_by:
+            return f"{text} from ${ov.variables[-1]}, line {ov.fed_by[-1].line}"
+    return text
+
+
 def _line_bounds(ctx: "LaunchContext", offset: int) -> tuple[int, int]:
     src = ctx.source
     line0 = src.line_of(offset)

@@ -10,7 +10,9 @@ from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
     MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
 )
-from verl_lint.rules.knowledge.fixes import build_fix, launch_head_span, value_span
+from verl_lint.rules.knowledge.fixes import (
+    build_fix, describe_origin, launch_head_span, value_span,
+)
 from verl_lint.source import Span
 
 from verl_lint.rules.knowledge.schema import KeyRef
@@ -102,7 +104,8 @@ class KnowledgeRule(Rule):
             expected = show(entry.value)
         op = entry.op if required else _NEGATED.get(entry.op, entry.op)
         fields = {**fields, "key": key, "value": value, "expected": expected, "other": other,
-                  "origin": resolved.describe() if resolved is not None else "no verl default"}
+                  "origin": describe_origin(ctx, resolved) if resolved is not None
+                  else "no verl default"}
         if entry.message:
             message = _format(entry.message, fields)
         elif resolved is None:

@@ -1,0 +1,1 @@
+"""VL1xx: the shell script itself (variables, device branches, continuations, quoting)."""

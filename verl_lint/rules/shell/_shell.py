@@ -1,0 +1,94 @@
+"""Helpers the VL1xx rules share: device branches, every word of a script, override-looking text."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from verl_lint.evaluate.scenarios import DEVICE_WORDS
+from verl_lint.shell.model import (
+    Assignment, Case, Command, Pipeline, ScriptModel, Unset, SetOptions, Loop, Word,
+)
+from verl_lint.source import SourceText, Span
+
+# a Hydra override as users write it: `a.b.c=…`, `+a.b=…`, `++a.b=…`, `~a.b`
+OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:@[\w.]+)?(?:\.[\w@-]+)+(?:=|$)")
+_PREFIXED = re.compile(r"(?:\+\+|\+|~)[A-Za-z_][\w.@-]*(?:=|$)")
+
+
+def looks_like_override(text: str) -> bool:
+    """`actor_rollout_ref.actor.optim.lr=1e-6`, `+x.y=1`, `~x.y`; not `a=b` or `./run.sh`."""
+    return bool(OVERRIDE_WORD.match(text) or _PREFIXED.match(text))
+
+
+def is_device_case(case: Case) -> bool:
+    """`case "$DEVICE" in gpu) … npu) …`: a subject variable and device names as patterns."""
+    var = case.subject_variable
+    if var is None:
+        return False
+    patterns = [p.lower() for item in case.items for p in item.literal_patterns]
+    return any(p in DEVICE_WORDS for p in patterns) or (
+        "DEVICE" in var.upper() and len(case.items) > 1)
+
+
+def device_cases(model: ScriptModel) -> Iterator[Case]:
+    return (s for s in model.statements if isinstance(s, Case) and is_device_case(s))
+
+
+def branch_label(case: Case, index: int) -> str:
+    return "the `" + "|".join(p.text for p in case.items[index].patterns) + "` branch"
+
+
+def exits(body) -> bool:
+    """The branch ends the script itself (`*) echo unsupported; exit 1 ;;`)."""
+    for s in body:
+        if isinstance(s, Pipeline) and len(s.parts) == 1:
+            s = s.parts[0]
+        if isinstance(s, Command) and s.name == "exit" and not s.conditional:
+            return True
+    return False
+
+
+def words_of(s) -> Iterator[Word]:
+    """The words a statement itself holds (not those of nested statements)."""
+    if isinstance(s, Assignment):
+        if s.index is not None:
+            yield s.index
+        if s.value is not None:
+            yield s.value
+        if s.array is not None:
+            yield from s.array.elements
+    elif isinstance(s, Command):
+        for a in s.prefix:
+            yield from words_of(a)
+        yield from s.words
+        for r in s.redirects:
+            if r.target is not None:
+                yield r.target
+        for h in s.heredocs:
+            if h.body is not None and not h.quoted:
+                yield h.body
+    elif isinstance(s, (Unset, SetOptions)):
+        yield from s.words
+    elif isinstance(s, Case):
+        yield s.subject
+        for item in s.items:
+            yield from item.patterns
+    elif isinstance(s, Loop) and s.items is not None:
+        yield from s.items
+
+
+def all_words(model: ScriptModel) -> Iterator[Word]:
+    for s in model.statements:
+        yield from words_of(s)
+
+
+def line_start(source: SourceText, offset: int) -> int:
+    return source.line_starts[source.line_of(offset)]
+
+
+def line_span(source: SourceText, offset: int) -> Span:
+    """The whole line holding `offset`, newline excluded."""
+    line0 = source.line_of(offset)
+    start = source.line_starts[line0]
+    return source.span(start, start + len(source.line_bytes(line0).rstrip(b"\r\n")))

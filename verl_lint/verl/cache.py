@@ -1,0 +1,97 @@
+"""On-disk cache for composed configs and Hydra parses (safe under concurrent pre-commit runs).
+
+Layout: `<user cache dir>/verl-lint/<verl-lint version>/<namespace>/<sha1 of key>.pickle`.
+Writes go to a temporary file in the same directory and are moved into place with
+`os.replace`, which is atomic: readers see the old file, the new one, or none — never half.
+Two processes computing the same entry both write the same content; the last rename wins.
+`VERL_LINT_CACHE_DIR` overrides the location; `VERL_LINT_NO_CACHE=1` disables the disk cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+_MISS = object()
+
+
+@lru_cache(maxsize=1)
+def cache_root() -> Path | None:
+    if os.environ.get("VERL_LINT_NO_CACHE"):
+        return None
+    from verl_lint import __version__
+
+    base = os.environ.get("VERL_LINT_CACHE_DIR")
+    if not base:
+        from platformdirs import user_cache_dir
+
+        base = user_cache_dir("verl-lint", appauthor=False)
+    return Path(base) / str(__version__)
+
+
+def _path(namespace: str, key: str) -> Path | None:
+    root = cache_root()
+    if root is None:
+        return None
+    return root / namespace / (hashlib.sha1(key.encode()).hexdigest() + ".pickle")
+
+
+def load(namespace: str, key: str) -> Any:
+    """The cached value, or `MISS`. A corrupt or unreadable entry counts as a miss."""
+    path = _path(namespace, key)
+    if path is None:
+        return _MISS
+    try:
+        with open(path, "rb") as fh:
+            stored_key, value = pickle.load(fh)
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
+        return _MISS
+    return value if stored_key == key else _MISS
+
+
+def store(namespace: str, key: str, value: Any) -> None:
+    path = _path(namespace, key)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a read-only or full cache dir only costs speed
+
+
+def materialize(namespace: str, key: str, files: dict[str, str]) -> Path:
+    """Write `files` ({relative path: text}) once under the cache (or a temp dir) and return it."""
+    root = cache_root()
+    base = (root / namespace) if root is not None else Path(tempfile.gettempdir()) / "verl-lint"
+    target = base / hashlib.sha1(key.encode()).hexdigest()
+    if (target / ".complete").exists():
+        return target
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=base, prefix=".tmp-"))
+    for rel, text in files.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / rel).write_text(text)
+    (tmp / ".complete").write_text(key)
+    try:
+        os.replace(tmp, target)  # atomic; fails if another process got there first
+    except OSError:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+MISS = _MISS

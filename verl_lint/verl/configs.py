@@ -1,0 +1,54 @@
+"""Composed configs per (release, config dir, config name, group overrides), cached.
+
+Lookup order: this process's memory → the precomposed trees bundled in the package → the disk
+cache → hydra-core (`compose.py`, ~0.3 s plus hydra's import), whose result (a tree, or Hydra's
+refusal) is written to the disk cache. Trees are shared: never mutate one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verl_lint.verl import cache, data
+from verl_lint.verl.compose import ComposeFailure
+from verl_lint.verl.release import EntryPoint, VerlRelease
+
+Tree = dict[str, Any]
+_memory: dict[str, Tree | ComposeFailure] = {}
+
+
+def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
+             group_overrides: tuple[str, ...] = ()) -> Tree | ComposeFailure:
+    key = f"{entry.config_dir}|{config_name}|{' '.join(group_overrides)}"
+    full_key = f"{release.version}:{_data_stamp(release.version)}:{key}"
+    hit = _memory.get(full_key)
+    if hit is not None:
+        return hit
+    result = data.composed_configs(release.version).get(key)
+    if result is None:
+        result = cache.load("composed", full_key)
+        if result is cache.MISS:
+            result = _compose(release, entry, config_name, group_overrides)
+            cache.store("composed", full_key, result)
+    _memory[full_key] = result
+    return result
+
+
+def _compose(release: VerlRelease, entry: EntryPoint, config_name: str,
+             group_overrides: tuple[str, ...]) -> Tree | ComposeFailure:
+    from verl_lint.verl.compose import compose_tree
+
+    root = cache.materialize("yaml", f"{release.version}:{_data_stamp(release.version)}",
+                             data.config_files(release.version))
+    tree, failure = compose_tree(root / entry.config_dir, config_name, list(group_overrides),
+                                 [root / s for s in entry.search])
+    if failure is not None:
+        return failure
+    tree.pop("hydra", None)
+    return tree
+
+
+def _data_stamp(version: str) -> str:
+    """Changes when the bundled data is rebuilt (the verl-lint version alone may not)."""
+    st = (data.DATA_DIR / f"{version}-composed.json.gz").stat()
+    return f"{st.st_size}-{int(st.st_mtime)}"

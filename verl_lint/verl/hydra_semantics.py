@@ -1,0 +1,479 @@
+"""Hydra's override semantics on plain trees — the lint-time fast path.
+
+What Hydra does with a command-line override of a composed config
+(`hydra._internal.config_loader_impl.ConfigLoaderImpl._apply_overrides_to_config`, which calls
+`OmegaConf.select` / `OmegaConf.update` on a struct-mode DictConfig) is re-implemented here on the
+plain nested dicts/lists the composition cache holds, so linting never builds OmegaConf nodes or
+imports hydra. `tests/test_verl_differential.py` runs real Hydra as the oracle over thousands of
+overrides on several releases and requires the same accept/reject verdict and the same result.
+
+Trees: dicts, lists and leaves; a leaf string containing `${` is an interpolation, `???` is
+OmegaConf's missing value. Every dict is in struct mode (Hydra sets it on the root).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from verl_lint.verl import cache
+
+MISSING = "???"
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "<absent>"})()
+
+
+# --- parsing override words ---------------------------------------------------------------------
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.(?:[A-Za-z_][A-Za-z0-9_\-]*|0|[1-9][0-9]*))*")
+_PLAIN = re.compile(r"[A-Za-z0-9_\-/.:+%*@?|]*")
+_UINT = r"(?:0|[1-9](?:_?[0-9])*)"
+_POINT = rf"(?:{_UINT}?\.[0-9](?:_?[0-9])*|{_UINT}\.)"
+_INT = re.compile(rf"[+-]?{_UINT}")
+_FLOAT = re.compile(rf"[+-]?(?:{_POINT}|(?:{_UINT}|{_POINT})[eE][+-]?[0-9](?:_?[0-9])*"
+                    r"|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
+_BOOL = re.compile(r"[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]")
+_NULL = re.compile(r"[Nn][Uu][Ll][Ll]")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One override as Hydra's OverridesParser understands it."""
+
+    prefix: str  # "", "+", "++", "~"
+    key: str  # key_or_group
+    package: str | None = None
+    value: Any = None  # Python value (str/int/float/bool/None/list/dict); None also for `~key`
+    has_value: bool = True
+    sweep: bool = False  # `a=1,2`, `choice(…)`: Hydra refuses it outside --multirun
+    error: str | None = None  # Hydra's parse error
+
+
+def _primitive(text: str) -> Any:
+    if _INT.fullmatch(text):
+        return int(text.replace("_", ""))
+    if _FLOAT.fullmatch(text):
+        return float(text.replace("_", ""))
+    if _BOOL.fullmatch(text):
+        return text.lower() == "true"
+    if _NULL.fullmatch(text):
+        return None
+    return text
+
+
+def parse(text: str) -> Parsed:
+    """Parse a whole override word (`+a.b=1`, `~x`, `model_engine=megatron`)."""
+    prefix = "++" if text.startswith("++") else text[:1] if text[:1] in ("+", "~") else ""
+    body = text[len(prefix):]
+    key, eq, value = body.partition("=")
+    if _KEY.fullmatch(key) and _PLAIN.fullmatch(value) and (eq or prefix == "~"):
+        return Parsed(prefix=prefix, key=key, value=_primitive(value) if eq else None,
+                      has_value=bool(eq))
+    return _hydra_parse(text)
+
+
+def _hydra_parse(text: str) -> Parsed:
+    hit = cache.load("parse", text)
+    if hit is not cache.MISS:
+        return hit
+    from hydra.core.override_parser.types import OverrideType
+    from hydra.errors import HydraException
+
+    try:
+        ov = _parser().parse_override(text)
+    except HydraException as exc:
+        result = Parsed(prefix="", key=text.partition("=")[0].lstrip("+~"),
+                        error=str(exc).split("\n")[0])
+    else:
+        prefix = {OverrideType.ADD: "+", OverrideType.FORCE_ADD: "++",
+                  OverrideType.DEL: "~"}.get(ov.type, "")
+        sweep = ov.is_sweep_override()
+        value = None if sweep else ov.value()
+        result = Parsed(prefix=prefix, key=ov.key_or_group, package=ov.package,
+                        value=_plain(value), has_value=ov._value is not None or prefix != "~",
+                        sweep=sweep)
+    cache.store("parse", text, result)
+    return result
+
+
+_PARSER = None
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        _PARSER = OverridesParser.create()
+    return _PARSER
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value if type(value) in (str, int, float, bool) or value is None else str(value)
+    return str(value)
+
+
+# --- trees ----------------------------------------------------------------------------------------
+
+def is_interp(v: Any) -> bool:
+    return isinstance(v, str) and "${" in v
+
+
+def is_container(v: Any) -> bool:
+    return isinstance(v, (dict, list))
+
+
+def child(node: Any, k: str) -> Any:
+    """OmegaConf's `_select_one`: the child or ABSENT; a non-int index into a list is a TypeError."""
+    if isinstance(node, dict):
+        return node.get(k, ABSENT)
+    if isinstance(node, list):
+        if not re.fullmatch(r"[+-]?\d+", k):
+            raise HydraReject("type", f"index '{k}' is not an int")
+        i = int(k)
+        return node[i] if 0 <= i < len(node) else ABSENT
+    return ABSENT
+
+
+class HydraReject(Exception):
+    """Hydra (or OmegaConf under it) refuses the override."""
+
+    def __init__(self, kind: str, message: str, at: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.kind = kind  # "missing" (key not in struct), "through-value", "append", "delete", "type"
+        self.message = message
+        self.at = at  # path of the first missing / blocking component
+
+
+# --- interpolation ------------------------------------------------------------------------------
+
+_SELECT = re.compile(r"^\$\{oc\.select:\s*([^,}]+?)\s*(?:,(.*))?\}$", re.S)
+_REF = re.compile(r"^\$\{\s*(\.*[A-Za-z_][\w.\-]*|\.+)\s*\}$")
+_EMBEDDED = re.compile(r"\$\{\s*(\.*[A-Za-z_][\w.\-]*)\s*\}")
+
+
+class Unresolvable(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an interpolation leads: a path in the tree, or a literal default."""
+
+    path: tuple[str, ...] | None  # None: the oc.select default was used
+    value: Any
+
+
+def absolute(base: tuple[str, ...], ref: str) -> tuple[str, ...]:
+    """OmegaConf's key resolution: `a.b` absolute, `.x` sibling, `..x` parent's sibling."""
+    if not ref.startswith("."):
+        return tuple(ref.split("."))
+    dots = len(ref) - len(ref.lstrip("."))
+    rest = ref[dots:]
+    if dots - 1 > len(base):
+        raise Unresolvable(ref)
+    parent = base[:len(base) - (dots - 1)]
+    return parent + (tuple(rest.split(".")) if rest else ())
+
+
+def lookup(root: Any, path: tuple[str, ...]) -> Any:
+    """Plain lookup without interpolation (ABSENT when not there)."""
+    node = root
+    for k in path:
+        node = child(node, k) if is_container(node) else ABSENT
+        if node is ABSENT:
+            return ABSENT
+    return node
+
+
+def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple[str, ...] | None]:
+    """Lookup that dereferences interpolations on the way and at the end.
+
+    Returns (value, path where the value lives; None for an oc.select default)."""
+    if depth > 16:
+        raise Unresolvable("interpolation loop")
+    node, here = root, ()
+    for i, k in enumerate(path):
+        if not is_container(node):
+            return ABSENT, None
+        node = child(node, k)
+        here = here + (k,) if here is not None else None
+        if node is ABSENT:
+            return ABSENT, None
+        if is_interp(node) and i < len(path) - 1:
+            t = interpolation_target(root, here, node, depth + 1)
+            node, here = t.value, t.path
+    if is_interp(node):
+        t = interpolation_target(root, here, node, depth + 1)
+        return t.value, t.path
+    return node, here
+
+
+def interpolation_target(root: Any, at: tuple[str, ...] | None, text: str, depth: int = 0) -> Target:
+    """Resolve a whole-string `${path}` / `${oc.select:path,default}` at `at` (container parent)."""
+    if at is None:
+        raise Unresolvable(text)
+    base = at[:-1]
+    m = _SELECT.match(text)
+    if m:
+        path = absolute(base, m.group(1).strip())
+        value, where = follow(root, path, depth)
+        if value is not ABSENT and value != MISSING:
+            return Target(where, value)
+        if m.group(2) is None:
+            return Target(None, None)
+        return Target(None, _default_literal(m.group(2).strip()))
+    m = _REF.match(text)
+    if m:
+        value, where = follow(root, absolute(base, m.group(1)), depth)
+        if value is ABSENT:
+            raise Unresolvable(text)
+        return Target(where, value)
+    raise Unresolvable(text)
+
+
+def _default_literal(text: str) -> Any:
+    if text in ("{}", "[]"):
+        return {} if text == "{}" else []
+    if text.startswith(("'", '"')) and text.endswith(text[0]) and len(text) >= 2:
+        return text[1:-1]
+    if "${" in text or "[" in text or "{" in text:
+        raise Unresolvable(text)
+    return _primitive(text)
+
+
+def resolve_string(root: Any, at: tuple[str, ...], text: str) -> tuple[Any, tuple[str, ...] | None]:
+    """Resolve an interpolation leaf fully: (value, first source path or None)."""
+    if _SELECT.match(text) or _REF.match(text):
+        t = interpolation_target(root, at, text)
+        value = t.value
+        if is_interp(value) and t.path is not None:
+            value, _ = resolve_string(root, t.path, value)
+        return value, t.path
+    parts, first = [], None
+    pos = 0
+    for m in _EMBEDDED.finditer(text):
+        value, where = follow(root, absolute(at[:-1], m.group(1)))
+        if value is not ABSENT and value is not None and \
+                not isinstance(value, (str, int, float, bool, dict, list)):
+            return value, where  # an Unknown from the script poisons the whole string
+        if value is ABSENT or is_container(value) or value == MISSING:
+            raise Unresolvable(text)
+        if is_interp(value):
+            value, _ = resolve_string(root, where, value)
+        parts.append(text[pos:m.start()])
+        parts.append("None" if value is None else str(value))
+        first = first or where
+        pos = m.end()
+    parts.append(text[pos:])
+    out = "".join(parts)
+    if "${" in out:
+        raise Unresolvable(text)
+    return out, first
+
+
+# --- OmegaConf.select, as Hydra's `+` and `~` use it ---------------------------------------------
+
+def hydra_select(root: dict, parts: tuple[str, ...]) -> Any:
+    """`OmegaConf.select(cfg, key, throw_on_missing=False)`: value, or None when absent/missing."""
+    node: Any = root
+    for i, k in enumerate(parts[:-1]):
+        nxt = child(node, k)
+        if nxt is ABSENT:
+            return None
+        if is_interp(nxt):
+            try:
+                nxt = interpolation_target(root, parts[:i + 1], nxt).value
+            except Unresolvable as exc:
+                raise HydraReject("type", f"cannot resolve {exc}", parts[:i + 1]) from None
+        if not is_container(nxt):
+            return None  # OmegaConf's select swallows "not a container" here: Hydra adds
+        node = nxt
+    value = child(node, parts[-1])
+    if value is ABSENT or value == MISSING:
+        return None
+    if is_interp(value):
+        try:
+            value, _ = resolve_string(root, parts, value)
+        except Unresolvable:
+            return ABSENT  # resolution needs something we do not model: unknown verdict
+    return None if value == MISSING else value
+
+
+# --- applying overrides ------------------------------------------------------------------------
+
+class Tree:
+    """A composed config being overridden, copy-on-write over the shared cached tree."""
+
+    def __init__(self, base: dict) -> None:
+        self.root = base
+        self._owned: set[int] = set()
+
+    def _own(self, node: Any) -> Any:
+        if id(node) in self._owned:
+            return node
+        copy = dict(node) if isinstance(node, dict) else list(node)
+        self._owned.add(id(copy))
+        return copy
+
+    def _writable_path(self, parts: tuple[str, ...]) -> Any:
+        """Copy the containers along `parts` (which must exist) and return the last one."""
+        self.root = node = self._own(self.root)
+        for k in parts:
+            kk: Any = int(k) if isinstance(node, list) else k
+            nxt = self._own(node[kk])
+            node[kk] = nxt
+            node = nxt
+        return node
+
+    def set(self, parts: tuple[str, ...], value: Any) -> None:
+        """Set `parts` to value, creating/replacing intermediates with {} as OmegaConf.update."""
+        node = self.root
+        made = 0
+        for i, k in enumerate(parts[:-1]):
+            nxt = child(node, k) if is_container(node) else ABSENT
+            if not is_container(nxt):
+                made = i
+                break
+            node = nxt
+        else:
+            made = len(parts) - 1
+        parent = self._writable_path(parts[:made])
+        for k in parts[made:-1]:
+            kk: Any = int(k) if isinstance(parent, list) else k
+            fresh: dict = {}
+            self._owned.add(id(fresh))
+            parent[kk] = fresh
+            parent = fresh
+        last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
+        parent[last] = _fresh(value, self._owned)
+
+    def merge(self, parts: tuple[str, ...], value: Any, struct: bool) -> None:
+        dest = self._writable_path(parts)
+        _merge_into(dest, value, struct, parts, self._owned)
+
+    def delete(self, parts: tuple[str, ...]) -> None:
+        parent = self._writable_path(parts[:-1])
+        if isinstance(parent, dict):
+            parent.pop(parts[-1], None)
+        else:
+            del parent[int(parts[-1])]
+
+
+def _fresh(value: Any, owned: set[int]) -> Any:
+    if isinstance(value, dict):
+        out = {k: _fresh(v, owned) for k, v in value.items()}
+    elif isinstance(value, list):
+        out = [_fresh(v, owned) for v in value]
+    else:
+        return value
+    owned.add(id(out))
+    return out
+
+
+def _merge_into(dest: Any, src: Any, struct: bool, at: tuple[str, ...], owned: set[int]) -> None:
+    """OmegaConf `merge_with` of a parsed dict/list into an existing container."""
+    if isinstance(dest, list):
+        if not isinstance(src, list):
+            raise HydraReject("type", f"cannot merge a {type(src).__name__} into list "
+                              f"`{'.'.join(at)}`", at)
+        dest[:] = [_fresh(v, owned) for v in src]
+        return
+    if not isinstance(src, dict):
+        raise HydraReject("type", f"cannot merge a list into dict `{'.'.join(at)}`", at)
+    for k, v in src.items():
+        cur = dest.get(k, ABSENT)
+        if cur is ABSENT:
+            if struct:
+                raise HydraReject("missing", f"Key '{k}' is not in struct", at + (k,))
+            dest[k] = _fresh(v, owned)
+        elif isinstance(cur, dict) and isinstance(v, dict):
+            mine = dict(cur)
+            owned.add(id(mine))
+            dest[k] = mine
+            _merge_into(mine, v, struct, at + (k,), owned)
+        elif isinstance(cur, list) and isinstance(v, list):
+            dest[k] = [_fresh(x, owned) for x in v]
+        elif isinstance(cur, (dict, list)) and isinstance(v, (dict, list)):
+            raise HydraReject("type", f"cannot merge into `{'.'.join(at + (k,))}`", at + (k,))
+        else:
+            dest[k] = _fresh(v, owned)
+
+
+def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool) -> str:
+    """Raise HydraReject if `OmegaConf.update` would fail; else say how it applies.
+
+    Returns "merge" (dict/list merged into an existing container) or "set"."""
+    node: Any = tree.root
+    for i, k in enumerate(parts[:-1]):
+        nxt = child(node, k)
+        if not is_container(nxt):
+            if force_add:
+                return "set"  # intermediates become {} and the rest is created
+            if nxt is ABSENT or isinstance(node, list):
+                raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
+            # an existing value is replaced by an empty struct dict, where the next key fails
+            raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct", parts[:i + 2])
+        node = nxt
+    last = parts[-1]
+    if isinstance(node, list) and not re.fullmatch(r"[+-]?\d+", last):
+        raise HydraReject("type", f"index '{last}' is not an int", parts)
+    cur = child(node, last)
+    if isinstance(value, (dict, list)) and is_container(cur):
+        _merge_into(_scratch(cur), value, not force_add, parts, set())
+        return "merge"
+    if cur is ABSENT and (not force_add or isinstance(node, list)):
+        raise HydraReject("missing", f"Key '{last}' is not in struct", parts)
+    return "set"
+
+
+def _scratch(node: Any) -> Any:
+    """A deep copy to dry-run a merge on."""
+    if isinstance(node, dict):
+        return {k: _scratch(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_scratch(v) for v in node]
+    return node
+
+
+def apply(tree: Tree, p: Parsed) -> None:
+    """Apply one parsed value override like Hydra, or raise HydraReject (tree unchanged then)."""
+    parts = tuple(p.key.split("."))
+    if p.prefix == "~":
+        current = hydra_select(tree.root, parts)
+        if current is None:
+            raise HydraReject("delete", f"Could not delete from config. '{p.key}' does not exist.")
+        if current is ABSENT:
+            raise _Unmodeled(p.key)
+        if p.has_value and p.value is not None and p.value != current:
+            raise HydraReject("delete", f"Could not delete from config. The value of '{p.key}' "
+                              f"is {current} and not {p.value}.")
+        owner = lookup(tree.root, parts[:-1])
+        if not is_container(owner):
+            raise _Unmodeled(p.key)  # the parent is reached through an interpolation
+        tree.delete(parts)
+        return
+    if p.prefix == "+":
+        current = hydra_select(tree.root, parts)
+        if current is ABSENT:
+            raise _Unmodeled(p.key)
+        if current is not None and not isinstance(p.value, (dict, list)):
+            raise HydraReject("append", f"Could not append to config. An item is already at "
+                              f"'{p.key}'.")
+    how = check_update(tree, parts, p.value, force_add=p.prefix in ("+", "++"))
+    if how == "merge":
+        tree.merge(parts, p.value, struct=p.prefix == "")
+    else:
+        tree.set(parts, p.value)
+
+
+class _Unmodeled(Exception):
+    """Hydra's verdict depends on something this fast path does not model."""
+
+
+Unmodeled = _Unmodeled

@@ -1,0 +1,100 @@
+"""Closest existing keys for a misspelled one (VL201's "did you mean")."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+_paths_cache: dict[int, tuple[Any, list[str]]] = {}
+
+
+def all_paths(tree: dict) -> list[str]:
+    """Every dotted path (containers and leaves) of a shared, never-mutated tree."""
+    hit = _paths_cache.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    out: list[str] = []
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                path = f"{prefix}.{k}" if prefix else str(k)
+                out.append(path)
+                walk(v, path)
+
+    walk(tree, "")
+    _paths_cache[id(tree)] = (tree, out)
+    return out
+
+
+def _acronym(name: str) -> str:
+    return "".join(p[0] for p in name.split("_") if p)
+
+
+def _subsequence(short: list[str], long: list[str]) -> bool:
+    it = iter(long)
+    return len(short) >= 2 and all(p in it for p in short)
+
+
+def leaf_similarity(a: str, b: str) -> float:
+    """How alike two key names are: spelling, acronyms (`lr` ~ `learning_rate`), and dropped
+    words (`tensor_parallel_size` ~ `tensor_model_parallel_size`)."""
+    if a == b:
+        return 1.0
+    score = difflib.SequenceMatcher(None, a, b).ratio()
+    if (len(a) >= 2 and _acronym(b) == a) or (len(b) >= 2 and _acronym(a) == b):
+        score = max(score, 0.95)
+    pa, pb = a.split("_"), b.split("_")
+    if _subsequence(pa, pb) or _subsequence(pb, pa):
+        score = max(score, 0.9)
+    return score
+
+
+def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | None = None, *,
+                 tree: dict | None = None, limit: int = 3) -> list[str]:
+    """Up to `limit` suggestions for `key`.
+
+    With `names` (the fields of one dataclass), compare the leaf only. With `tree`, rank: keys
+    that end with what was typed (a missing prefix), then close spellings of the whole path,
+    then the same leaf (or a close one) under the deepest ancestor that exists, then anywhere.
+    """
+    if names is not None:
+        scored = sorted(((leaf_similarity(key, n), n) for n in names if not n.startswith("_")),
+                        key=lambda t: (-t[0], t[1]))
+        return [n for s, n in scored if s >= 0.75][:limit]
+    if tree is None:
+        return []
+    paths = all_paths(tree)
+    known = set(paths)
+    parts = key.split(".")
+    leaf = parts[-1]
+    out: list[str] = []
+
+    def add(items: Iterable[str]) -> None:
+        for item in items:
+            if item not in out and item != key:
+                out.append(item)
+
+    add(sorted((p for p in paths if p.endswith("." + key)), key=len))
+    add(difflib.get_close_matches(key, paths, n=limit, cutoff=0.88))
+    ancestor = ""
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in known:
+            ancestor = ".".join(parts[:i])
+            break
+    near = []
+    for p in paths:
+        if ancestor and not p.startswith(ancestor + "."):
+            continue
+        s = leaf_similarity(leaf, p.rsplit(".", 1)[-1])
+        if s >= 0.8:
+            near.append((-s, p.count("."), p))
+    add(p for _, _, p in sorted(near))
+    if not out:
+        wide = []
+        for p in paths:
+            s = leaf_similarity(leaf, p.rsplit(".", 1)[-1])
+            if s >= 0.85:
+                wide.append((-(s + difflib.SequenceMatcher(None, key, p).ratio()), p))
+        add(p for _, p in sorted(wide))
+    return out[:limit]
