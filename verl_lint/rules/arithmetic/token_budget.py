@@ -7,8 +7,8 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import sp_operands
 from verl_lint.rules.arithmetic._operands import (
-    ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool, get_int, get_str,
-    place, ref_in_use, where,
+    ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool,
+    get_int, get_str, place, ref_in_use, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
