@@ -90,6 +90,7 @@ def make_ctx(script: str, *, version: str = "0.8.0", device: str | None = "npu",
     source = SourceText(script.encode())
     model = parse_script(source)
     env = dict(env or {})
+    assigned: dict[str, object] = {}  # variable → span of the assignment that set it
     data = source.data.decode()
     launch_start = data.index("python3 -m")
     overrides: list[Override] = []
@@ -102,21 +103,24 @@ def make_ctx(script: str, *, version: str = "0.8.0", device: str | None = "npu",
         a = _ASSIGN.match(line)
         if a and not _in_other_branch(model, offset, device):
             value = _expand(a.group(2), env)
-            if isinstance(value, str):
-                env.setdefault(a.group(1), value)
+            if isinstance(value, str) and a.group(1) not in env:
+                env[a.group(1)] = value
+                assigned[a.group(1)] = source.span(offset, offset + len(line.rstrip("\n")))
         for o in _OVERRIDE.finditer(line):
             if line.lstrip().startswith("#") or _in_other_branch(model, offset + o.start(), device):
                 continue
             start, end = offset + o.start(), offset + o.end()
             vstart = offset + o.start("value")
             value = _expand(o.group("value"), env)
+            names = tuple(m.group(1) or m.group(3) for m in _VAR.finditer(o.group("value")))
             overrides.append(Override(
                 prefix=o.group("prefix") or "", key=o.group("key"), value=value,
                 text=o.group(0) if isinstance(value, str) else value,
                 span=source.span(start, end),
                 key_span=source.span(offset + o.start("key"), offset + o.end("key")),
                 value_span=source.span(vstart, end) if "$" not in o.group("value") else None,
-                array=array if array and start < launch_start else None))
+                array=array if array and start < launch_start else None, variables=names,
+                fed_by=tuple(assigned[n] for n in names if n in assigned)))
         if array and ")" in line:
             array = None
         offset += len(line.encode())
