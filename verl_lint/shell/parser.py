@@ -1,4 +1,4 @@
-"""tree-sitter-bash → ScriptModel.
+r"""tree-sitter-bash → ScriptModel.
 
 tree-sitter-bash rejects some scripts bash accepts (a file ending in a `\` continuation,
 `${X:-["a"]}`, `${oc.env:HOME}`, `$(( (a + b) * 2 ))` inside `${…:-…}`, the `<>` redirect, the
