@@ -1,0 +1,226 @@
+"""VL104 broken-continuation.
+
+Works on the raw lines, with the model telling which bytes are code: a `\\` inside a quoted string,
+a heredoc body or a comment is not a line continuation, and a chain only matters when it belongs
+to a command (inside `( … )` arrays newlines and comments are legal).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
+from verl_lint.rules.base import Rule, ScriptContext
+from verl_lint.rules.registry import register
+from verl_lint.rules.shell._shell import all_words, looks_like_override
+from verl_lint.shell.model import Command, ScriptModel
+from verl_lint.source import SourceText
+
+_CONTINUED = re.compile(rb"(?<!\\)(?:\\\\)*\\$")  # an odd number of trailing backslashes
+_TRAILING = re.compile(rb"(?<!\\)(?:\\\\)*\\([ \t]+)$")
+_EXPANSION_ARG = re.compile(r'"?\$(?:@|\*|\{\w+\[[@*]\]\})')
+
+
+def _looks_continued(text: str) -> bool:
+    """A line that reads as more arguments of the command above it."""
+    t = text.strip()
+    return bool(t) and (looks_like_override(t.split()[0]) or bool(_EXPANSION_ARG.match(t))
+                        or re.match(r"--?[A-Za-z]", t) is not None)
+
+
+class _Code:
+    """Which byte ranges are not code (quoted text, heredocs, comments, array literals)."""
+
+    def __init__(self, model: ScriptModel) -> None:
+        ranges = [(c.span.start, c.span.end) for c in model.comments]
+        ranges += [(h.span.start, h.span.end) for h in model.heredocs]
+        for w in all_words(model):
+            ranges += [(p.span.start, p.span.end) for p in w.pieces if p.quoted != "none"]
+        self.ranges = ranges
+        self.arrays = [(a.array.span.start, a.array.span.end) for a in model.arrays]
+        self.commands = [c.span for c in model.commands]
+
+    def is_code(self, offset: int) -> bool:
+        return not any(a <= offset < b for a, b in self.ranges)
+
+    def in_command(self, start: int, end: int) -> bool:
+        """Bytes [start, end) belong to a command, not to an array literal."""
+        if any(a <= start < b for a, b in self.arrays):
+            return False
+        return any(sp.start < end and start < sp.end for sp in self.commands)
+
+
+def _lines(source: SourceText) -> Iterator[tuple[int, int, bytes]]:
+    """(line index, start offset, content without the newline)."""
+    for i, start in enumerate(source.line_starts):
+        yield i, start, source.line_bytes(i).rstrip(b"\r\n")
+
+
+@register
+class BrokenContinuation(Rule):
+    """A `\\`-continued command is cut, and the rest of its arguments run as other commands.
+
+    ## What it does
+    Reports a line-continuation chain (`python3 -m verl.trainer.main_ppo \\` …) that bash ends
+    early:
+    - a comment line inside the chain (`# actor_rollout_ref.actor.use_kl_loss=True \\`): the
+      comment ends the command, its `\\` is part of the comment;
+    - a blank line inside the chain;
+    - a `\\` followed by trailing spaces: it escapes the space instead of the newline;
+    - an override-looking word (`a.b.c=…`, `+a.b=…`) that starts its own command because the
+      line before lacks its `\\`.
+    A chain that ends and is followed by an unrelated command is not reported: only a cut that
+    leaves override-looking lines (`a.b=…`, `"${ARR[@]}"`, `"$@"`, `--flag`) behind is.
+
+    ## Why is this bad?
+    The launch runs with only the overrides above the cut, so the job starts with defaults for
+    everything below it (often `trainer.n_gpus_per_node`, `trainer.nnodes`, the rollout
+    settings), and then bash runs `actor_rollout_ref.rollout.n=4` as a command: `command not
+    found`, after the training job already started or failed. Under `set -e` the script stops
+    there.
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \\
+        algorithm.adv_estimator=grpo \\
+        # actor_rollout_ref.actor.use_kl_loss=True \\
+        actor_rollout_ref.rollout.name=vllm \\
+        trainer.n_gpus_per_node=8
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    # actor_rollout_ref.actor.use_kl_loss=True
+    python3 -m verl.trainer.main_ppo \\
+        algorithm.adv_estimator=grpo \\
+        actor_rollout_ref.rollout.name=vllm \\
+        trainer.n_gpus_per_node=8
+    ```
+    Or keep the overrides in an array, where comment lines are allowed.
+
+    ## References
+    - [Bash reference manual: Escape Character](https://www.gnu.org/software/bash/manual/bash.html#Escape-Character)
+    - [Bash reference manual: Comments](https://www.gnu.org/software/bash/manual/bash.html#Comments)
+    """
+
+    code = "VL104"
+    name = "broken-continuation"
+    severity = Severity.ERROR
+    summary = "a `\\`-continued command is cut by a comment, a blank line or a trailing space"
+    scope = "script"
+    fixable = True
+
+    def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
+        source = ctx.source
+        code = _Code(ctx.model)
+        lines = list(_lines(source))
+        for i, start, text in lines:
+            trailing = _TRAILING.search(text)
+            if trailing is not None:
+                yield from self._trailing(ctx, code, lines, i, start, trailing)
+                continue
+            if not _CONTINUED.search(text) or i + 1 >= len(lines):
+                continue
+            slash = start + len(text) - 1
+            if not code.is_code(slash) or not code.in_command(start, slash):
+                continue
+            yield from self._cut(ctx, lines, i, slash)
+        yield from self._missing(ctx, code)
+
+    def _trailing(self, ctx, code: _Code, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
+        slash = start + m.start(1) - 1
+        if not code.is_code(slash) or not code.in_command(start, slash):
+            return
+        after = self._next_code_line(lines, i + 1)
+        if after is None or not _looks_continued(lines[after][2].decode("utf-8", "replace")):
+            return
+        spaces = m.end(1) - m.start(1)
+        yield self.diagnostic(
+            ctx.source.span(slash, start + m.end(1)),
+            f"`\\` is followed by {spaces} trailing space{'s' if spaces > 1 else ''}: it escapes "
+            f"the space instead of the newline, so the command ends here and line {after + 1} "
+            "runs as a command of its own",
+            fix=Fix(title="Remove the trailing whitespace after `\\`",
+                    edits=(Edit(start=start + m.start(1), end=start + m.end(1), replacement=""),)),
+        )
+
+    def _cut(self, ctx, lines, i: int, slash: int) -> Iterator[Diagnostic]:
+        nxt_i, nxt_start, nxt = lines[i + 1]
+        stripped = nxt.strip()
+        source = ctx.source
+        if not stripped:
+            after = self._next_code_line(lines, i + 1)
+            if after is None or not _looks_continued(lines[after][2].decode("utf-8", "replace")):
+                return
+            blank = source.span(nxt_start, nxt_start + len(nxt))
+            yield self.diagnostic(
+                blank,
+                f"a blank line inside the `\\` chain of line {i + 1} ends the command: line "
+                f"{after + 1} runs as a command of its own",
+                labels=[Label(span=source.span(slash, slash + 1), message="continued here")],
+                fix=Fix(title="Remove the blank line", applicability="unsafe",
+                        edits=(Edit(start=lines[i][1] + len(lines[i][2]), end=nxt_start + len(nxt),
+                                    replacement=""),)),
+            )
+        elif stripped.startswith(b"#"):
+            after = self._next_code_line(lines, i + 1)
+            if after is None:
+                return
+            if not (_CONTINUED.search(stripped) or _looks_continued(
+                    lines[after][2].decode("utf-8", "replace"))):
+                return
+            indent = len(nxt) - len(nxt.lstrip())
+            yield self.diagnostic(
+                source.span(nxt_start + indent, nxt_start + len(nxt)),
+                f"this comment inside the `\\` chain of line {i + 1} ends the command: line "
+                f"{after + 1} runs as a command of its own",
+                labels=[Label(span=source.span(slash, slash + 1), message="continued here")],
+                help="move the comment above the command, or keep the overrides in an array "
+                     "(comments are allowed inside `( … )`)",
+            )
+
+    def _missing(self, ctx, code: _Code) -> Iterator[Diagnostic]:
+        """Override-looking words that start a command after a line without `\\`."""
+        source = ctx.source
+        for c in ctx.model.commands:
+            if not c.words or c.prefix:
+                continue
+            first = c.words[0]
+            if not looks_like_override(first.literal if first.literal is not None else first.text):
+                continue
+            line0 = source.line_of(first.span.start)
+            if source.line_starts[line0] + len(source.line_bytes(line0)) - len(
+                    source.line_bytes(line0).lstrip()) != first.span.start or line0 == 0:
+                continue  # not at the start of its line (`a; x.y=1`): not a lost continuation
+            prev = source.line_bytes(line0 - 1).rstrip(b"\r\n")
+            if not prev.strip() or prev.strip().startswith(b"#") or prev.rstrip().endswith(b"\\"):
+                continue  # blank, comment and trailing-space cuts are reported where they are
+            prev_start = source.line_starts[line0 - 1]
+            if not code.in_command(prev_start, prev_start + len(prev)):
+                continue
+            end = prev_start + len(prev)
+            yield self.diagnostic(
+                first.span,
+                f"`{_short(first.text)}` starts a command of its own: line {line0} does not end "
+                "with `\\`, so bash ends the launch there and runs this line as a command",
+                fix=Fix(title="Add the missing `\\` at the end of the line above",
+                        applicability="unsafe",
+                        edits=(Edit(start=end, end=end, replacement=" \\"),)),
+            )
+
+    @staticmethod
+    def _next_code_line(lines, i: int) -> int | None:
+        for j in range(i, len(lines)):
+            t = lines[j][2].strip()
+            if t and not t.startswith(b"#"):
+                return j
+        return None
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
