@@ -85,6 +85,7 @@ class LaunchAnalysis(BaseModel):
     group_overrides: list[str] = Field(default_factory=list)
     applied: list[AppliedOverride] = Field(default_factory=list)
     base: dict | None = None  # the composed tree before value overrides (shared: read only)
+    missing: list[str] = Field(default_factory=list)  # keys still `???` after the overrides
 
 
 CODES: dict[str, str] = {
@@ -197,7 +198,9 @@ class _Analyzer:
         for seq, (ov, parsed) in enumerate(values):
             self._apply(state, origins, seq, ov, parsed)
         config = build_effective(self.release.version, self.name, state.root, origins)
-        return self._result(config, base=base)
+        result = self._result(config, base=base)
+        result.missing = list(_missing(state.root, ""))
+        return result
 
     _unresolved: str | None = None
 
@@ -422,6 +425,14 @@ class _Analyzer:
 
     def _suggest(self, key: str) -> list[str]:
         return closest_keys(key, (), None, tree=self._base_root)
+
+
+def _missing(node: Any, prefix: str):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _missing(v, f"{prefix}.{k}" if prefix else k)
+    elif node == hs.MISSING:
+        yield prefix
 
 
 def _is_free(annotation: str | None) -> bool:

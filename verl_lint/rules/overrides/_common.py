@@ -1,0 +1,74 @@
+"""Shared plumbing of the VL2xx rules: turn the launch analysis' problems into diagnostics."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from verl_lint.diagnostics import Diagnostic, Fix
+from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.base import LaunchContext, Rule
+from verl_lint.verl import hydra_semantics as hs
+from verl_lint.verl.analysis import AppliedOverride, OverrideProblem
+
+
+def problems(ctx: LaunchContext, code: str) -> Iterator[OverrideProblem]:
+    analysis = ctx.analysis
+    if analysis is None:
+        return
+    for problem in analysis.problems:
+        if problem.code == code:
+            yield problem
+
+
+def checked_fix(ctx: LaunchContext, fix: Fix | None) -> Fix | None:
+    """Keep a fix only if each edit replaces what the script really holds there."""
+    if fix is None:
+        return None
+    data = ctx.source.data
+    for edit in fix.edits:
+        if not (0 <= edit.start <= edit.end <= len(data)):
+            return None
+        old = data[edit.start:edit.end]
+        if edit.start < edit.end and (b" " in old or b"$" in old or b"\n" in old):
+            return None
+    return fix
+
+
+def report(rule: Rule, ctx: LaunchContext, found: Iterable[OverrideProblem]) -> Iterator[Diagnostic]:
+    for p in found:
+        help_ = None
+        if p.hydra_message and p.rejected_by == "hydra":
+            help_ = f"Hydra: {p.hydra_message.splitlines()[0]}"
+        yield rule.diagnostic(p.span, p.message, help=help_, fix=checked_fix(ctx, p.fix))
+
+
+def default_of(ctx: LaunchContext, key: str) -> tuple[Any, str | None]:
+    """(verl's default for `key` before the launch's overrides — interpolations resolved —,
+    the annotation of the dataclass field behind it). ABSENT / None when unknown."""
+    base = ctx.analysis.base if ctx.analysis is not None else None
+    if base is None:
+        return hs.ABSENT, None
+    parts = tuple(key.split("."))
+    try:
+        value, _ = hs.follow(base, parts)
+    except (hs.Unresolvable, hs.HydraReject, RecursionError):
+        value = hs.ABSENT
+    if hs.is_interp(value):
+        value = hs.ABSENT
+    parent = hs.lookup(base, parts[:-1])
+    annotation = None
+    if isinstance(parent, dict):
+        fields = ctx.release.fields_of(parent.get("_target_"))
+        if fields is not None:
+            annotation = fields.get(parts[-1])
+    return value, annotation
+
+
+def is_plain(value: Any) -> bool:
+    """A value the script states literally (not Unknown, not an interpolation)."""
+    return not isinstance(value, Unknown) and not hs.is_interp(value)
+
+
+def applied(ctx: LaunchContext) -> Iterator[AppliedOverride]:
+    if ctx.analysis is not None:
+        yield from ctx.analysis.applied

@@ -1,0 +1,105 @@
+"""VL209 ineffective-override."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.rules.base import LaunchContext, Rule
+from verl_lint.rules.overrides._common import applied, is_plain
+from verl_lint.rules.registry import register
+
+# main_ppo stopped migrating the legacy `reward_model.*`/`custom_reward_function.*` keys in
+# verl 0.9.0 (commit 45632b5fa, #6710; see renames.json); fully_async_main still migrates them.
+LEGACY_REWARD_DROPPED = "0.9.0"
+_STILL_MIGRATES = ("verl.experimental.fully_async_policy.",)
+_ENGINES = ("vllm", "sglang", "trtllm")
+_KWARGS = "actor_rollout_ref.rollout.engine_kwargs."
+_FSDP = ("fsdp", "fsdp2", "fsdp_turbo")
+
+
+@register
+class IneffectiveOverride(Rule):
+    """The key composes, but this verl release never reads it.
+
+    ## What it does
+    Fires on overrides Hydra accepts but the chosen release ignores: keys verl kept in its YAML
+    after the code stopped reading them (`actor.grad_clip` from 0.8.0: set
+    `actor.optim.clip_grad`; `data.val_batch_size`), the legacy `reward_model.*` keys in
+    `main_ppo` from 0.9.0 (their `reward.*` replacements), and `engine_kwargs.<engine>.*` for
+    an engine other than the effective `rollout.name`.
+
+    ## Why is this bad?
+    Nothing fails: the run just does not do what the script says (no gradient clipping change,
+    the default reward manager), and nobody notices until the curves look wrong.
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        actor_rollout_ref.rollout.name=vllm \
+        actor_rollout_ref.actor.grad_clip=0.5
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        actor_rollout_ref.rollout.name=vllm \
+        actor_rollout_ref.actor.optim.clip_grad=0.5
+    ```
+
+    ## References
+    - verl-lint `renames.json` entries of kind `ignored` and `legacy_migrated`, with the verl
+      commits they come from (#6710 for the legacy reward keys)
+    """
+
+    code = "VL209"
+    name = "ineffective-override"
+    severity = Severity.WARNING
+    summary = "the key composes but this verl release never reads it"
+    scope = "launch"
+
+    def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
+        rel = ctx.release
+        config = ctx.config
+        module = (ctx.analysis.entry or "") if ctx.analysis is not None else ""
+        for a in applied(ctx):
+            why = None
+            for entry in rel.renames_of(a.key):
+                if entry["kind"] == "ignored" and self._in_scope(ctx, a.key, entry.get("scope")):
+                    new = entry.get("new")
+                    why = (f"{a.key} is not read by verl {rel.version} (ignored since "
+                           f"{entry['since']})" + (f"; set {new} instead" if new else ""))
+                elif entry["kind"] == "legacy_migrated" and rel.at_least(LEGACY_REWARD_DROPPED) \
+                        and not module.startswith(_STILL_MIGRATES) and is_plain(a.value) \
+                        and a.value is not None:
+                    why = (f"{a.key} is a legacy key that {module or 'main_ppo'} no longer "
+                           f"migrates since verl {LEGACY_REWARD_DROPPED}: it is ignored; set "
+                           f"{entry['new']} instead")
+                if why:
+                    break
+            if why is None and a.key.startswith(_KWARGS) and config is not None:
+                engine = a.key[len(_KWARGS):].split(".", 1)[0]
+                name = config.value("actor_rollout_ref.rollout.name")
+                if engine in _ENGINES and isinstance(name, str) and name in _ENGINES \
+                        and name != engine:
+                    why = (f"{a.key} configures {engine}, but the rollout engine is {name} "
+                           f"(actor_rollout_ref.rollout.name, {config.get('actor_rollout_ref.rollout.name').describe()})")
+            if why:
+                yield self.diagnostic(a.override.key_span, why)
+
+    @staticmethod
+    def _in_scope(ctx: LaunchContext, key: str, scope: str | None) -> bool:
+        if scope is None:
+            return True
+        config = ctx.config
+        if config is None:
+            return False
+        role = "critic" if key.startswith("critic.") else "actor_rollout_ref.actor"
+        strategy = config.value(f"{role}.strategy")
+        if not isinstance(strategy, str):
+            return False
+        return strategy in _FSDP if scope == "fsdp" else strategy == scope

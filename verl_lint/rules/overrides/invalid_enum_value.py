@@ -1,0 +1,84 @@
+"""VL205 invalid-enum-value."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.rules.base import LaunchContext, Rule
+from verl_lint.rules.overrides._common import applied, is_plain
+from verl_lint.rules.registry import register
+
+
+@register
+class InvalidEnumValue(Rule):
+    """A value that the field does not accept in this verl release.
+
+    ## What it does
+    Checks overrides of enumerated fields (`algorithm.adv_estimator`, `rollout.name`,
+    `actor.loss_agg_mode`, `policy_loss.loss_mode`, `trainer.logger`…) against the values the
+    chosen release accepts. For registries users can extend from their own code
+    (`policy_loss.loss_mode`, `adv_estimator`, reward managers) it is a warning.
+
+    ## Why is this bad?
+    verl raises (`Unknown advantage estimator`, `Unsupported loss mode`, an assertion on the
+    rollout name) only once the workers start, minutes into the job; values also changed
+    across releases (`sglang_async`, `hf`).
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
+        actor_rollout_ref.actor.loss_agg_mode=seq-mean \
+        actor_rollout_ref.rollout.name=vllm
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        algorithm.adv_estimator=grpo \
+        actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean \
+        actor_rollout_ref.rollout.name=vllm
+    ```
+
+    ## References
+    - verl `verl/trainer/ppo/core_algos.py` (advantage estimators, policy losses, loss
+      aggregation), `verl/workers/rollout/base.py` (rollout registry), `verl/utils/tracking.py`
+    """
+
+    code = "VL205"
+    name = "invalid-enum-value"
+    severity = Severity.ERROR
+    summary = "the value is not one the field accepts in this release"
+    scope = "launch"
+
+    def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
+        for a in applied(ctx):
+            if a.prefix == "~" or not is_plain(a.value) or a.value is None:
+                continue
+            enum = ctx.release.enum_for(a.key)
+            if enum is None:
+                continue
+            allowed, open_registry, _ = enum
+            values = a.value if isinstance(a.value, list) else [a.value]
+            for value in values:
+                if not is_plain(value) or isinstance(value, (dict, list)) or str(value) in allowed:
+                    continue
+                msg = (f"'{value}' is not a valid value of {a.key} in verl {ctx.release.version}; "
+                       f"allowed: {', '.join(allowed)}")
+                renamed = ctx.release.value_renames(a.key).get(str(value))
+                if renamed is not None:
+                    new = renamed.get("new")
+                    when = f" in verl {renamed['since']}" if renamed.get("since") else ""
+                    msg += (f" ('{value}' was replaced by '{new.partition('=')[2]}'{when})" if new
+                            else f" ('{value}' was removed{when})")
+                if open_registry:
+                    msg += " (unless your code registers it)"
+                ov = a.override
+                yield self.diagnostic(ov.value_span or ov.span, msg,
+                                      severity=Severity.WARNING if open_registry else None)
+                break

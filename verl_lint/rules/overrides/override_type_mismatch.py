@@ -1,0 +1,124 @@
+"""VL206 override-type-mismatch."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.rules.base import LaunchContext, Rule
+from verl_lint.rules.overrides._common import applied, default_of, is_plain, problems, report
+from verl_lint.rules.registry import register
+from verl_lint.verl import hydra_semantics as hs
+
+# keys verl reads as "a string or a list" although the YAML default is a list
+_STR_OR_LIST = frozenset({"trainer.logger"})
+
+
+def expected_type(default: Any, annotation: str | None) -> str | None:
+    """"bool", "int", "float", "list", "dict", "str" or None (unknown / anything)."""
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int" if annotation is None or "float" not in annotation else "float"
+    if isinstance(default, float):
+        return "float"
+    if isinstance(default, list):
+        return "list"
+    if isinstance(default, dict):
+        return "dict"
+    if isinstance(default, str):
+        return "str"
+    if default is None and annotation:
+        a = annotation.replace(" ", "").replace("typing.", "")
+        inner = a[len("Optional["):-1] if a.startswith("Optional[") else a
+        return {"int": "int", "float": "float", "bool": "bool", "str": "str"}.get(inner)
+    return None
+
+
+def mismatch(value: Any, want: str) -> str | None:
+    """Why `value` (as Hydra parsed it) cannot be a `want`, or None if it can."""
+    if value is None:
+        return None
+    if value == "None" and want != "str":
+        return "'None' is the string \"None\" in Hydra; write null for a null value"
+    if want == "bool" and isinstance(value, str):
+        return f"'{value}' is a string, not a boolean (true/false)"
+    if want in ("int", "float") and isinstance(value, (str, list, dict)):
+        shown = value if isinstance(value, str) else type(value).__name__
+        return f"'{shown}' is not a number"
+    if want == "int" and isinstance(value, float) and not value.is_integer():
+        return f"{value} is not an integer"
+    if want == "list" and not isinstance(value, list):
+        return "a single value where a list is expected (write [a,b])"
+    if want == "dict" and not isinstance(value, dict):
+        return "a single value where a mapping is expected"
+    return None
+
+
+@register
+class OverrideTypeMismatch(Rule):
+    """The override's value cannot have the type of the field it sets.
+
+    ## What it does
+    Compares each override's value, as Hydra parses it, with the type of verl's default (and the
+    dataclass field annotation behind `_target_` nodes): text where a number or a boolean is
+    expected, a single value where a list is expected, and `None` — which Hydra reads as the
+    string "None"; null is `null`. It also reports list/dict values Hydra cannot merge.
+
+    ## Why is this bad?
+    Hydra does not check types. verl fails when it builds its dataclasses, or worse, runs with
+    a truthy string `"Flase"` or the model path `"None"`.
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        actor_rollout_ref.rollout.name=vllm \
+        actor_rollout_ref.model.use_remove_padding=Ture \
+        data.max_prompt_length=None
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    python3 -m verl.trainer.main_ppo \
+        actor_rollout_ref.rollout.name=vllm \
+        actor_rollout_ref.model.use_remove_padding=True \
+        data.max_prompt_length=1024
+    ```
+
+    ## References
+    - Hydra override grammar (value types): https://hydra.cc/docs/advanced/override_grammar/basic/
+    - verl dataclass configs: `verl/workers/config/`
+    """
+
+    code = "VL206"
+    name = "override-type-mismatch"
+    severity = Severity.ERROR
+    summary = "the value cannot have the field's type (number, boolean, list, null)"
+    scope = "launch"
+
+    def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
+        yield from report(self, ctx, problems(ctx, self.code))
+        for a in applied(ctx):
+            if a.prefix not in ("", "++") or not a.existed or not is_plain(a.value) \
+                    or a.key in _STR_OR_LIST:
+                continue
+            if isinstance(a.value, str) and "$" in a.value:
+                continue
+            default, annotation = default_of(ctx, a.key)
+            if default is hs.ABSENT:
+                continue
+            want = expected_type(default, annotation)
+            why = mismatch(a.value, want) if want else None
+            if why is None and a.value == "None" and want is None and default is None:
+                why = "'None' is the string \"None\" in Hydra; write null for a null value"
+            if why is None:
+                continue
+            ov = a.override
+            default_txt = "null" if default is None else repr(default)
+            yield self.diagnostic(ov.value_span or ov.span,
+                                  f"{a.key} expects {want or 'a value'} (verl "
+                                  f"{ctx.release.version} default {default_txt}): {why}")
