@@ -228,10 +228,10 @@ class Interpreter:
             arr = None
             if first.array is not None and all(v.array is not None for v, _ in present):
                 # e.g. `ARR+=(…)` in one arm: the common elements plus an unknown tail
-                arrays = [v.array for v, _ in present]
+                arrays = [v.array if v is not None else [] for v, _ in have]
                 common = _common_prefix(arrays)
-                longer = [lab for v, lab in present if len(v.array) > len(common)]
-                if len(longer) == len(present):
+                longer = [lab for a, (_, lab) in zip(arrays, have) if len(a) > len(common)]
+                if len(longer) == len(have):
                     reason = f"elements of {name} differ between {' and '.join(longer)}"
                 elif longer:
                     reason = f"elements of {name} that only {' / '.join(longer)} add"
@@ -906,6 +906,10 @@ def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
         end = i + 1
         while end < len(v) and v[end] not in "/:":
             end += 1
+        if v[i + 1:end] not in ("", "+", "-"):
+            # `~name`: another user's home; for `~actor.key` (Hydra's delete) there is no such
+            # user and bash leaves the word alone — assume that rather than make it unknown
+            continue
         if last < i:
             out.append(Part(v[last:i], None if part.src is None else part.src + len(
                 v[:last].encode())))

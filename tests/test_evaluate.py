@@ -1,0 +1,376 @@
+"""The evaluate stage: scenarios, variable resolution, launches and their exact override lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verl_lint.evaluate import Unknown, evaluate_script, infer_scenarios
+from verl_lint.shell import parse_script
+from verl_lint.source import SourceText
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "scripts"
+U = "<?>"  # an Unknown value in the expected lists
+
+
+def runs_of(text: str, **kw):
+    return evaluate_script(parse_script(SourceText(text.encode())), **kw)
+
+
+def fixture_runs(name: str, **kw):
+    return evaluate_script(parse_script(SourceText((FIXTURES / name).read_bytes())), **kw)
+
+
+def overrides(run, launch: int = 0) -> list[str]:
+    return [f"{o.prefix}{o.key}={U if isinstance(o.value, Unknown) else o.value}"
+            for o in run.launches[launch].overrides]
+
+
+def values(text: str, **kw) -> dict[str, object]:
+    """key → value of the single launch of a one-scenario script."""
+    (run,) = runs_of(text, **kw)
+    return {o.key: o.value for o in run.launches[0].overrides}
+
+
+def launch_line(*overrides_: str) -> str:
+    return "python3 -m verl.trainer.main_ppo " + " ".join(overrides_) + "\n"
+
+
+# ---- the fixture scripts: exact override lists per scenario -------------------------------------
+
+MEGATRON_DATA = [
+    "algorithm.adv_estimator=grpo", f"data.train_files={U}", f"data.val_files={U}",
+    "data.train_batch_size=256", "data.max_prompt_length=1024", "data.max_response_length=8192",
+    "data.filter_overlong_prompts=True", "data.truncation=error",
+]
+MEGATRON_ACTOR = [
+    "actor_rollout_ref.model.path=Qwen/Qwen3.5-35B-A3B", "actor_rollout_ref.actor.optim.lr=1e-6",
+    "actor_rollout_ref.actor.ppo_mini_batch_size=64",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+    "actor_rollout_ref.actor.megatron.use_remove_padding=False",
+    "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+]
+MEGATRON_ACTOR_TAIL = [
+    "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.actor.kl_loss_coef=0.01",
+    "++actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform",
+]
+MEGATRON_ROLLOUT = [
+    "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.n=5",
+    "actor_rollout_ref.rollout.tensor_model_parallel_size=4",
+    "actor_rollout_ref.rollout.gpu_memory_utilization=0.6",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+]
+MEGATRON_REF = [
+    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
+]
+
+
+def megatron_trainer(device: str, per_node: int) -> list[str]:
+    return ["trainer.critic_warmup=0", 'trainer.logger=["console","wandb"]',
+            "trainer.project_name=GRPO-Qwen3.5",
+            f"trainer.experiment_name=qwen3_5_35b_megatron_{device}",
+            f"trainer.n_gpus_per_node={per_node}", "trainer.nnodes=2", "trainer.save_freq=20",
+            "trainer.test_freq=5", "trainer.total_epochs=15"]
+
+
+def test_megatron_fixture_two_device_scenarios():
+    gpu, npu = fixture_runs("run_qwen3_5_35b_megatron.sh")
+    assert (gpu.scenario.label, npu.scenario.label) == ("DEVICE=gpu", "DEVICE=npu")
+    assert (gpu.scenario.device, npu.scenario.device) == ("gpu", "npu")
+    assert overrides(gpu) == (
+        MEGATRON_DATA + MEGATRON_ACTOR
+        + ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8"]
+        + MEGATRON_ACTOR_TAIL
+        + ["actor_rollout_ref.actor.megatron.override_transformer_config."
+           "recompute_granularity=full"]
+        + MEGATRON_ROLLOUT + MEGATRON_REF + megatron_trainer("gpu", 8))
+    assert overrides(npu) == (
+        MEGATRON_DATA + MEGATRON_ACTOR
+        + ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=4",
+           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=16"]
+        + MEGATRON_ACTOR_TAIL
+        + ["actor_rollout_ref.actor.megatron.vanilla_mbridge=False",
+           "actor_rollout_ref.actor.megatron.param_offload=True"]
+        + MEGATRON_ROLLOUT
+        + ["+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0"]
+        + MEGATRON_REF + ["actor_rollout_ref.ref.megatron.vanilla_mbridge=False"]
+        + megatron_trainer("npu", 16) + ["trainer.device=npu"])
+    for run in (gpu, npu):
+        (launch,) = run.launches
+        assert launch.module == "verl.trainer.main_ppo" and launch.launcher == "python"
+        assert (launch.config_path, launch.config_name) == ("config", "ppo_megatron_trainer.yaml")
+        assert [p.reason for p in launch.passthrough] == [
+            '"$@": the caller may add arguments here']
+        assert run.nounset
+    assert gpu.visible_devices == "0,1,2,3,4,5,6,7"
+    assert npu.visible_devices == ",".join(str(i) for i in range(16))
+
+
+def test_megatron_fixture_provenance():
+    gpu, _ = fixture_runs("run_qwen3_5_35b_megatron.sh")
+    by_key = {o.key: o for o in gpu.launches[0].overrides}
+    pp = by_key["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size"]
+    assert pp.array == "ACTOR" and pp.variables == ("PP",)
+    assert [s.line for s in pp.fed_by] == [12]  # `PP=2` in the gpu branch
+    assert pp.key_span.line == 56 and pp.value_span is None  # the value is `${PP}`
+    logger = by_key["trainer.logger"]
+    src = (FIXTURES / "run_qwen3_5_35b_megatron.sh").read_bytes()
+    assert src[logger.key_span.start:logger.key_span.end] == b"trainer.logger"
+    assert src[logger.value_span.start:logger.value_span.end] == b"'[\"console\",\"wandb\"]'"
+    granularity = by_key[
+        "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity"]
+    assert granularity.span.line == 90 and granularity.array == "ACTOR"
+
+
+def test_inline_chain_fixture():
+    (run,) = fixture_runs("run_qwen2_5_7b_grpo_fsdp.sh")
+    assert run.scenario.label == "" and not run.nounset
+    ov = overrides(run)
+    assert len(ov) == 37
+    assert ov[:4] == ["algorithm.adv_estimator=grpo", f"data.train_files={U}",
+                      f"data.val_files={U}", "data.train_batch_size=1024"]
+    assert 'trainer.logger=["console","wandb"]' in ov
+    assert "trainer.project_name=verl_grpo_example_gsm8k" in ov
+    assert ov[-1] == "trainer.total_epochs=15"
+    assert run.launches[0].passthrough[0].span.line == 47
+
+
+def test_function_wrapper_fixture():
+    gpu, npu = fixture_runs("run_qwen3_32b_gspo_npu.sh")
+    for run, dev, per_node in ((gpu, "gpu", 8), (npu, "npu", 16)):
+        ov = overrides(run)
+        assert ov[-2:] == ["trainer.save_freq=100", "trainer.test_freq=10"]  # "$@" of the call
+        assert f"trainer.n_gpus_per_node={per_node}" in ov
+        assert f"trainer.device={dev}" in ov
+        assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20480" in ov
+        assert "data.train_files=/data/dataset/dapo-math-17k.parquet" in ov
+        assert run.launches[0].passthrough == []
+    assert gpu.scenario.label == "DEVICE=gpu"
+
+
+def test_torchrun_fixture():
+    (run,) = fixture_runs("run_sft_torchrun.sh")
+    (launch,) = run.launches
+    assert (launch.module, launch.launcher) == ("verl.trainer.sft_trainer", "torchrun")
+    assert overrides(run) == [
+        f"data.train_files={U}", f"data.val_files={U}", "data.micro_batch_size_per_gpu=4",
+        "data.max_length=2048", "model.path=Qwen/Qwen2.5-0.5B-Instruct",
+        "model.use_remove_padding=true", "optim.lr=1e-4",
+        "engine.ulysses_sequence_parallel_size=2", "trainer.default_local_dir=/tmp/sft_ckpt",
+        "trainer.project_name=gsm8k-sft",
+        "trainer.experiment_name=gsm8k-sft-qwen-2.5-0.5b-instruct",
+        'trainer.logger=["console"]', "trainer.total_epochs=2", "trainer.n_gpus_per_node=8"]
+
+
+def test_ray_job_fixture():
+    (run,) = fixture_runs("run_dapo_ray_job.sh")
+    (launch,) = run.launches
+    assert launch.launcher == "ray"
+    by_key = {o.key: o.value for o in launch.overrides}
+    assert by_key["actor_rollout_ref.actor.ppo_max_token_len_per_gpu"] == "45056"
+    assert by_key["actor_rollout_ref.rollout.max_num_batched_tokens"] == "22528"
+    assert isinstance(by_key["trainer.experiment_name"], Unknown)  # $(date …)
+    assert by_key["trainer.save_freq"] == "-1"
+    assert len(launch.overrides) == 33
+
+
+def test_uv_fixture_recovers_tree_sitter_failures():
+    (run,) = fixture_runs("run_qwen2_5_3b_ppo_uv.sh")
+    (launch,) = run.launches
+    assert launch.launcher == "uv"
+    ov = overrides(run)
+    assert ov[:6] == ["algorithm.adv_estimator=gae", "data.train_files=/data/gsm8k/train.parquet",
+                      "data.val_files=[/data/gsm8k/test.parquet]", "data.train_batch_size=256",
+                      "data.max_prompt_length=512", "data.max_response_length=2048"]
+    # the `# comment` idiom inside the chain adds no word and does not cut the command
+    assert ov[6] == "actor_rollout_ref.model.path=Qwen/Qwen2.5-3B-Instruct"
+    assert ov[-1] == "trainer.total_epochs=15" and len(ov) == 23
+
+
+# ---- scenarios ------------------------------------------------------------------------------------
+
+def test_scenarios_pinned_by_device_and_set():
+    (npu,) = fixture_runs("run_qwen3_5_35b_megatron.sh", device="npu")
+    assert npu.scenario.label == "DEVICE=npu" and npu.scenario.pins == (("DEVICE", "npu"),)
+    (gpu,) = fixture_runs("run_qwen3_5_35b_megatron.sh", pins={"DEVICE": "gpu", "TP": "4"})
+    assert gpu.scenario.label == "DEVICE=gpu"
+    assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4" in overrides(gpu)
+
+
+def test_scenarios_from_if_branches_and_probe_only():
+    text = 'if [ "$DEVICE" = npu ]; then X=16; else X=8; fi\n' + launch_line("a.n=$X")
+    runs = runs_of(text)
+    assert [r.scenario.label for r in runs] == ["DEVICE=npu"]
+    text = ("DEVICE=${DEVICE:-$(python3 -c 'import torch_npu' 2>/dev/null && echo npu || "
+            "echo gpu)}\n" + launch_line("trainer.device=$DEVICE"))
+    gpu, npu = runs_of(text)
+    assert overrides(gpu) == ["trainer.device=gpu"] and overrides(npu) == ["trainer.device=npu"]
+
+
+def test_no_device_branches_single_scenario():
+    scenarios, var = infer_scenarios(parse_script(SourceText(launch_line("a=1").encode())))
+    assert [s.label for s in scenarios] == [""] and var is None
+
+
+def test_hardcoded_device_is_one_scenario():
+    text = "DEVICE=npu\ncase $DEVICE in gpu) X=1 ;; npu) X=2 ;; esac\n" + launch_line("a.x=$X")
+    (run,) = runs_of(text)
+    assert run.scenario.label == "" and overrides(run) == ["a.x=2"]
+
+
+# ---- values ----------------------------------------------------------------------------------------
+
+def test_parameter_expansion_operators():
+    text = ("E=\nS=set\n" + launch_line(
+        "a=${U:-d}", "b=${E:-d}", "c=${E-d}", "d=${S:+alt}", "e=${U:+alt}", "f=${N:=new}",
+        "g=$N", "h=${#S}", "i=${S/e/E}", "j=${S^^}", "k=${S:1:2}", "l=${P%.yaml}"))
+    v = values("P=ppo.yaml\n" + text)
+    assert v == {"a": "d", "b": "d", "c": "", "d": "alt", "e": "", "f": "new", "g": "new",
+                 "h": "3", "i": "sEt", "j": "SET", "k": "et", "l": "ppo"}
+
+
+def test_arithmetic():
+    v = values("A=7\nB=2\n" + launch_line(
+        "a=$((1024 * 8))", "b=$(( (A + B) * 2 ))", "c=$((A / B))", "d=$((-A / B))",
+        "e=$((A % B))", "f=$((A ** B))", "g=$((A > B ? A : B))", "h=$((0x10 + 010))",
+        "i=$((UNSET_VAR + 1))", "j=$((A / 0))"))
+    assert [v[k] for k in "abcdefgh"] == ["8192", "18", "3", "-3", "1", "49", "7", "24"]
+    assert isinstance(v["i"], Unknown) and isinstance(v["j"], Unknown)
+
+
+def test_unknowns_are_never_guessed():
+    v = values("for i in $(seq 3); do L=$i; done\n" + launch_line(
+        "a=$(hostname)", "b=$NOT_SET", "c=$HOME/x", "d=$L", "e=~/data", "f=${oc.env:HOME}"))
+    for k in "abcdef":
+        assert isinstance(v[k], Unknown), k
+    assert "not set by the script" in v["b"].reason
+    assert "bad substitution" in v["f"].reason
+
+
+def test_quoting_concatenation_and_splitting():
+    v = values("X='a b'\nL='[\"console\",\"wandb\"]'\n" + launch_line(
+        '"q=$X"', "r=${X}_x", "s=$L", "t='${oc.env:HOME}'", 'u="${X}"-"tail"'))
+    assert v["q"] == "a b" and v["s"] == '["console","wandb"]' and v["t"] == "${oc.env:HOME}"
+    assert v["u"] == "a b-tail"
+    assert v["r"] == "a" and "b_x" in v  # unquoted: split into two words
+
+
+def test_arrays_appends_and_elements():
+    text = ("A=(x.a=1 \"x.b=2 3\")\nA+=(x.c=3)\nA[3]=x.d=4\nB=(\"${A[@]}\" y=1)\n"
+            + launch_line('"${B[@]}"', "n=${#A[@]}", "first=${A[0]}"))
+    (run,) = runs_of(text)
+    assert overrides(run) == ["x.a=1", "x.b=2 3", "x.c=3", "x.d=4", "y=1", "n=4", "first=x.a=1"]
+    o = run.launches[0].overrides
+    assert (o[0].array, o[0].span.line) == ("A", 1)
+    assert o[4].array == "B"
+
+
+def test_function_wrapper_with_local_and_return_value():
+    text = ("run() {\n  local tp=${1:-2}\n  shift\n  python3 -m verl.trainer.main_ppo a.tp=$tp "
+            '"$@"\n}\nrun 8 b=1 c=2\n')
+    (run,) = runs_of(text)
+    assert overrides(run) == ["a.tp=8", "b=1", "c=2"]
+
+
+def test_unknown_branch_merges():
+    text = ('if [ -f /etc/x ]; then A=1; B=1; ARR+=(z=1); else A=2; B=1; fi\n'
+            + launch_line("a=$A", "b=$B", '"${ARR[@]}"'))
+    (run,) = runs_of(text)
+    launch = run.launches[0]
+    assert [o.key for o in launch.overrides] == ["a", "b"]
+    assert isinstance(launch.overrides[0].value, Unknown) and launch.overrides[1].value == "1"
+    assert "only" in launch.passthrough[0].reason
+
+
+def test_source_taints_defaults():
+    v = values("source ./env.sh\n" + launch_line("a=${TP:-2}"))
+    assert isinstance(v["a"], Unknown) and "env.sh" in v["a"].reason
+
+
+# ---- variable uses ------------------------------------------------------------------------------------
+
+def test_var_uses_states_and_notes():
+    text = ("set -u\ncase ${DEVICE} in\n  gpu) GPU_ONLY=1 ;;\n  npu) : ;;\nesac\n"
+            + launch_line("a=$GPU_ONLY", "b=${MISSING}", "c=$HOME", "d=${DEFAULTED:-1}"))
+    gpu, npu = runs_of(text)
+    uses = {u.name: u for u in npu.var_uses}
+    assert uses["GPU_ONLY"].state == "unset" and "gpu" in uses["GPU_ONLY"].note
+    assert uses["GPU_ONLY"].nounset
+    assert uses["MISSING"].state == "unset" and not uses["MISSING"].has_default
+    assert uses["HOME"].state == "environment"
+    assert uses["DEFAULTED"].has_default
+    assert uses["DEVICE"].state == "environment"
+    assert {u.name: u.state for u in gpu.var_uses}["GPU_ONLY"] == "set"
+    (known,) = runs_of(launch_line("a=$CLUSTER_ENV"), known_env=frozenset({"CLUSTER_ENV"}))
+    assert known.var_uses[0].state == "environment"
+
+
+def test_maybe_state_for_partially_assigned_variables():
+    text = "if [ -n \"${X:-}\" ]; then Y=1; fi\n" + launch_line("y=$Y")
+    (run,) = runs_of(text)
+    use = [u for u in run.var_uses if u.name == "Y"][0]
+    assert use.state == "maybe" and "only" in use.note
+
+
+# ---- launch detection -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, module, launcher", [
+    ("python -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
+    ("python3 -u -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
+    ("$PYTHON -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
+    ("exec python3 -m recipe.dapo.main_dapo a=1", "recipe.dapo.main_dapo", "python"),
+    ("nohup python3 -m verl.trainer.main_ppo a=1 > log 2>&1 &", "verl.trainer.main_ppo", "python"),
+    ("python3 -m verl.trainer.main_ppo a=1 2>&1 | tee log", "verl.trainer.main_ppo", "python"),
+    ("CUDA_VISIBLE_DEVICES=0 python3 -m my_pkg.main_train a=1", "my_pkg.main_train", "python"),
+    ("torchrun --nnodes 1 --nproc_per_node=8 -m verl.trainer.sft_trainer a=1",
+     "verl.trainer.sft_trainer", "torchrun"),
+    ("python -m torch.distributed.run --nproc_per_node 2 -m verl.trainer.sft_trainer a=1",
+     "verl.trainer.sft_trainer", "torchrun"),
+    ("ray job submit --address=x --runtime-env-json='{}' -- python3 -m verl.trainer.main_ppo a=1",
+     "verl.trainer.main_ppo", "ray"),
+    ("uv run --frozen --extra vllm python -m verl.trainer.main_ppo a=1",
+     "verl.trainer.main_ppo", "uv"),
+    ("env A=1 B=2 python3 -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
+])
+def test_launch_forms(line, module, launcher):
+    (run,) = runs_of(line + "\n")
+    (launch,) = run.launches
+    assert (launch.module, launch.launcher) == (module, launcher)
+    assert [(o.key, o.value) for o in launch.overrides] == [("a", "1")]
+
+
+def test_script_path_launch_and_non_verl_commands():
+    (run,) = runs_of("python3 verl/trainer/main_ppo.py a=1\npython3 -m pip install x\n"
+                     "python3 tools/convert.py a=1\npython3 -c 'print(1)'\necho python3 -m verl.x\n")
+    (launch,) = run.launches
+    assert launch.script == "verl/trainer/main_ppo.py" and launch.module is None
+
+
+def test_config_flags_and_prefixes():
+    (run,) = runs_of(launch_line("--config-path=/cfg", "--config-name", "grpo.yaml", "+a.b=1",
+                                 "++c=2", "~d", "~e=3", "model_engine=megatron", "--multirun"))
+    launch = run.launches[0]
+    assert (launch.config_path, launch.config_name) == ("/cfg", "grpo.yaml")
+    assert launch.config_name_span.line == 1
+    assert [(o.prefix, o.key, o.value) for o in launch.overrides] == [
+        ("+", "a.b", "1"), ("++", "c", "2"), ("~", "d", None), ("~", "e", "3"),
+        ("", "model_engine", "megatron")]
+
+
+def test_unknown_key_is_a_passthrough():
+    (run,) = runs_of("EXTRA=$(cat extra.txt)\n" + launch_line("$EXTRA", "${P}.lr=1", "a=1"))
+    launch = run.launches[0]
+    assert [o.key for o in launch.overrides] == ["a"]
+    assert len(launch.passthrough) == 2
+
+
+def test_spans_of_inline_overrides():
+    text = launch_line("a.b=1", "'c.d=x y'", '+e="[1,2]"')
+    (run,) = runs_of(text)
+    src = text.encode()
+    got = [(src[o.key_span.start:o.key_span.end], src[o.value_span.start:o.value_span.end])
+           for o in run.launches[0].overrides]
+    assert got == [(b"a.b", b"1"), (b"c.d", b"x y'"), (b"e", b'"[1,2]"')]
