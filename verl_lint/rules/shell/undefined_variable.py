@@ -23,6 +23,7 @@ LAUNCHER_ENV = frozenset({
 })
 LAUNCHER_PREFIXES = ("KUBERNETES_", "PET_", "MLP_", "VC_", "OMPI_", "PMI_", "NVIDIA_",
                      "ARNOLD_", "AWS_", "GITHUB_", "CI_", "RUNNER_")
+_RESOLVER = re.compile(r"\$\{(?:now|hydra):")  # a Hydra interpolation: VL107 reports it
 _WHOLE_ARRAY = re.compile(r"\$\{[#!]?\w+\[[@*]\]")  # "${ARR[@]}": bash ≥4.4 allows it under -u
 
 
@@ -166,7 +167,8 @@ class UndefinedVariable(Rule):
                 continue
             if is_known_env(use.name, ctx.settings.known_env):
                 continue
-            if _WHOLE_ARRAY.match(ctx.source.slice(use.span)) or _guarded(ctx.model, use):
+            text = ctx.source.slice(use.span)
+            if _WHOLE_ARRAY.match(text) or _RESOLVER.match(text) or _guarded(ctx.model, use):
                 continue
             why = self._why(use, label, [ctx.source.position(o)[0]
                                          for o in assigned.get(use.name, ())])

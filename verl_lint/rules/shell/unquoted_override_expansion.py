@@ -1,0 +1,101 @@
+"""VL106 unquoted-override-expansion."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
+from verl_lint.evaluate.model import Launch
+from verl_lint.rules.base import Rule, ScenarioContext
+from verl_lint.rules.registry import register
+from verl_lint.shell.model import Piece, ScriptModel, Word
+
+
+def _launch_words(model: ScriptModel, launch: Launch) -> Iterator[Word]:
+    """The words of the launch command, then the elements of the arrays feeding it."""
+    for c in model.commands:
+        if c.span.start == launch.span.start:
+            yield from c.words
+            break
+    feeding = {ov.array for ov in launch.overrides if ov.array}
+    for a in model.arrays:
+        if a.name in feeding:
+            yield from a.array.elements
+
+
+def _splitting(word: Word) -> Iterator[Piece]:
+    for p in word.pieces:
+        if p.kind == "variable" and p.quoted == "none" and p.operator is None and (
+                p.name in ("@", "*") or p.index in ("@", "*")):
+            yield p
+
+
+@register
+class UnquotedOverrideExpansion(Rule):
+    """`${ARR[@]}`, `$@` or `$*` expanded without double quotes into a launch.
+
+    ## What it does
+    Reports an unquoted `${ARR[@]}`, `${ARR[*]}`, `$@` or `$*` in a launch command, or in an
+    array that feeds one. The fix quotes it (`"${ARR[@]}"`, `"$@"`); `*` forms become `@`, since
+    `"$*"` would glue every override into one word.
+
+    ## Why is this bad?
+    Unquoted, bash splits every element again on spaces and expands glob characters:
+    `trainer.logger=['console', 'wandb']` reaches Hydra as two broken overrides, a value with
+    `*` or `?` may be replaced by file names, and an empty element disappears. Hydra then
+    rejects the override or, worse, parses a shorter value.
+
+    ## Example
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    TRAINER=(
+        trainer.logger="['console', 'wandb']"
+        trainer.n_gpus_per_node=8
+    )
+    python3 -m verl.trainer.main_ppo ${TRAINER[@]} $@
+    ```
+
+    ## Use instead
+    ```bash
+    #!/usr/bin/env bash
+    set -xeuo pipefail
+    TRAINER=(
+        trainer.logger="['console', 'wandb']"
+        trainer.n_gpus_per_node=8
+    )
+    python3 -m verl.trainer.main_ppo "${TRAINER[@]}" "$@"
+    ```
+
+    ## References
+    - [Bash reference manual: Special Parameters (`$@`, `$*`)](https://www.gnu.org/software/bash/manual/bash.html#Special-Parameters)
+    - [ShellCheck SC2068: double quote array expansions](https://www.shellcheck.net/wiki/SC2068)
+    """
+
+    code = "VL106"
+    name = "unquoted-override-expansion"
+    severity = Severity.WARNING
+    summary = "an array or `$@` is expanded unquoted into a launch, so its elements split"
+    scope = "scenario"
+    fixable = True
+
+    def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
+        seen: set[int] = set()
+        for launch in ctx.run.launches:
+            for word in _launch_words(ctx.model, launch):
+                for p in _splitting(word):
+                    if p.span.start in seen:
+                        continue
+                    seen.add(p.span.start)
+                    yield self._finding(p, launch)
+
+    def _finding(self, p: Piece, launch: Launch) -> Diagnostic:
+        quoted = '"$@"' if p.name in ("@", "*") else f'"${{{p.name}[@]}}"'
+        what = "the arguments" if p.name in ("@", "*") else f"the elements of `{p.name}`"
+        return self.diagnostic(
+            p.span,
+            f"`{p.text}` is unquoted: bash splits {what} on spaces and expands globs before the "
+            f"launch at line {launch.span.line} gets them; write {quoted}",
+            fix=Fix(title=f"Quote it: {quoted}",
+                    edits=(Edit(start=p.span.start, end=p.span.end, replacement=quoted),)),
+        )
