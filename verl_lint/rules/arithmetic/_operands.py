@@ -254,8 +254,15 @@ def place(launch_span: Span, candidates: Sequence[Operand],
         if span is None or (span.start, span.end) in seen:
             continue
         seen.add((span.start, span.end))
-        labels.append(Label(span=span, message=f"{op.key} = {fmt(op.value)}"))
+        labels.append(Label(span=span, message=_label(op)))
     return primary, tuple(labels)
+
+
+def _label(op: Operand) -> str:
+    origin = op.resolved.origin if op.resolved is not None else None
+    if origin is not None and origin.kind == "inherited" and origin.from_key:
+        return f"{origin.from_key} = {fmt(op.value)}, inherited by {op.key}"
+    return f"{op.key} = {fmt(op.value)}"
 
 
 def culprits(ops: Sequence[Operand], total: int) -> list[Operand]:

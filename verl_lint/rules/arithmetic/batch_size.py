@@ -167,7 +167,7 @@ class BatchSizeNotDivisible(Rule):
             f"{mini.show()} ({where([mini])}) is larger than {tbs.show()} "
             f"({where([tbs])}); both count prompts, before × rollout.n",
             labels=labels,
-            help=f"use a {role} ppo_mini_batch_size of at most {tbs.value}")
+            help=f"use a {section}.ppo_mini_batch_size of at most {tbs.value}")
 
     def _global_micro(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
         config = ctx.config
@@ -221,14 +221,14 @@ class BatchSizeNotDivisible(Rule):
             return self._per_rank(ctx, [mini, n], dp,
                                   f"{batch_text} is not divisible by the {role} data-parallel "
                                   f"size {dp.text()}",
-                                  f"make {role} ppo_mini_batch_size × rollout.n a multiple of "
+                                  f"make {section}.ppo_mini_batch_size × rollout.n a multiple of "
                                   f"{dp.size}")
         local = batch // dp.size
         if local == 0:
             return self._per_rank(ctx, [mini, n], dp,
                                   f"{batch_text} is smaller than the {role} data-parallel size "
                                   f"{dp.text()}: the per-rank mini batch is 0",
-                                  f"use a {role} ppo_mini_batch_size × rollout.n of at least "
+                                  f"make {section}.ppo_mini_batch_size × rollout.n at least "
                                   f"{dp.size}")
         if _dynamic(config, section):
             return None
@@ -239,7 +239,7 @@ class BatchSizeNotDivisible(Rule):
                               f"the per-rank {role} mini batch {batch} / {dp.size} = {local} "
                               f"({batch_text}; data-parallel size {dp.text()}) is not "
                               f"divisible by {micro.show()} ({where([micro])})",
-                              f"choose a {role} ppo_micro_batch_size_per_gpu that divides "
+                              f"choose a {section}.ppo_micro_batch_size_per_gpu that divides "
                               f"{local}")
 
     def _log_prob_micro(self, ctx: LaunchContext) -> Diagnostic | None:
