@@ -34,7 +34,9 @@ def _match(name: str, pattern: str) -> bool:
 
 @register
 class DeviceEnvMismatch(Rule):
-    """## What it does
+    """The other device's environment in a device branch, or an NPU run without trainer.device.
+
+    ## What it does
     In a device branch (`case "$DEVICE" in gpu) … npu) …`, or `if [ "$DEVICE" = npu ]`), reports
     environment variables of the other vendor's stack: `CUDA_VISIBLE_DEVICES` or `NCCL_*` in the
     npu branch; `ASCEND_RT_VISIBLE_DEVICES`, `HCCL_*`, `ASCEND_*`, `PYTORCH_NPU_*` or
@@ -146,9 +148,10 @@ class DeviceEnvMismatch(Rule):
 
     def _env_finding(self, ctx: "LaunchContext", a: "Assignment", device: str, pattern: str,
                      instead: str | None) -> Diagnostic:
-        family = pattern if pattern.endswith("*") else f"`{pattern}`"
-        message = (f"`{a.name}` is set in the {device} branch, but {family} belongs to the "
-                   f"other device's stack: the {_VENDOR[device]} run ignores it")
+        other = _VENDOR["gpu" if device == "npu" else "npu"]
+        what = pattern if pattern.endswith("*") else "it"
+        message = (f"`{a.name}` is set in the {device} branch, but {what} is for {other} only: "
+                   f"the {_VENDOR[device]} run ignores it")
         if instead:
             message += f"; use {instead}" if instead.endswith("*") else f"; use `{instead}`"
         fix = None

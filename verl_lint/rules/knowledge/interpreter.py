@@ -153,7 +153,7 @@ class KnowledgeRule(Rule):
 
 def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:
     """A Rule subclass for one YAML rule (not registered)."""
-    doc = spec.doc.strip()
+    doc = f"{spec.summary}.\n\n{spec.doc.strip()}"  # first line: the summary, like built-ins
     extra = [e for e in spec.evidence if e not in doc]  # References is the last section
     if extra:
         doc += "\n" + "\n".join(f"- {e}" for e in extra)
