@@ -86,9 +86,12 @@ def config(base: dict[str, Any], script: dict[str, tuple[Any, int]] | None = Non
     return EffectiveConfig(version, config_name, entries)
 
 
-def lint(rule: type[Rule], cfg: EffectiveConfig | None, *, visible: Any = None) -> list[Diagnostic]:
+def lint(rule: type[Rule], cfg: EffectiveConfig | None, *, visible: Any = None,
+         device: str | None = None) -> list[Diagnostic]:
+    """Run one rule on one launch (no parsed script: no variable assignments are known)."""
     launch = Launch(module="verl.trainer.main_ppo", span=LAUNCH_SPAN)
-    run = ScenarioRun(scenario=Scenario(label=""), launches=[launch], visible_devices=visible)
+    scenario = Scenario(label=f"DEVICE={device}" if device else "", device=device)
+    run = ScenarioRun(scenario=scenario, launches=[launch], visible_devices=visible)
     ctx = LaunchContext(path="test.sh", source=SourceText(b""), model=None, settings=None,
                         run=run, launch=launch, release=None,
                         analysis=LaunchAnalysis(config=cfg))

@@ -439,6 +439,8 @@ def test_vl307_visible_devices():
     [d] = lint(VL307, cfg, visible="0,1,2,3,4,5,6,7")
     assert d.message == ("trainer.n_gpus_per_node 16 (line 9) but the script makes 8 devices "
                          "visible (0,1,2,3,4,5,6,7)")
+    # In an NPU scenario a CUDA list does not restrict the NPUs.
+    assert lint(VL307, cfg, visible="0,1,2,3,4,5,6,7", device="npu") == []
     assert d.span.line == 9 and d.severity.value == "warning"
     assert lint(VL307, cfg, visible="0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15") == []
     assert lint(VL307, cfg, visible=Unknown(reason="$CUDA_VISIBLE_DEVICES")) == []

@@ -13,6 +13,12 @@ from verl_lint.rules.registry import register
 # trainer asking for more devices per node than are visible waits for a placement group that
 # never comes; asking for fewer leaves visible devices idle. All releases.
 
+# The variables that restrict each accelerator (the other accelerator's list restricts nothing).
+DEVICE_VARS = {
+    "gpu": ("CUDA_VISIBLE_DEVICES",),
+    "npu": ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES"),
+}
+
 
 def visible_count(value: object) -> int | None:
     """How many devices a `CUDA_VISIBLE_DEVICES` / `ASCEND_RT_VISIBLE_DEVICES` value lists
@@ -76,6 +82,9 @@ class DeviceCountMismatch(Rule):
         count = visible_count(visible)
         if count is None:
             return
+        source = _source_variable(ctx)
+        if source is None:
+            return
         try:
             per_node = get_int(ctx.config, "trainer.n_gpus_per_node")
         except Skip:
@@ -85,7 +94,22 @@ class DeviceCountMismatch(Rule):
         span, labels = place(ctx.launch.span, [per_node])
         yield self.diagnostic(
             span,
-            f"{per_node.show()} ({where([per_node])}) but the script makes {count} "
+            f"{per_node.show()} ({where([per_node])}) but {source} makes {count} "
             f"device{'s' if count != 1 else ''} visible ({visible})",
             labels=labels,
             help=f"set trainer.n_gpus_per_node={count}, or list {per_node.value} devices")
+
+
+def _source_variable(ctx: LaunchContext) -> str | None:
+    """Which variable the visible list most likely came from; None when, in a device scenario,
+    the script never sets that device's own variable (then the list is the other accelerator's
+    and does not restrict this one)."""
+    assigned = {a.name for a in ctx.model.assignments} if ctx.model is not None else set()
+    device = ctx.run.scenario.device
+    if device in DEVICE_VARS:
+        names = [name for name in DEVICE_VARS[device] if name in assigned]
+        if not names:
+            return None
+    else:
+        names = [name for group in DEVICE_VARS.values() for name in group if name in assigned]
+    return names[0] if len(names) == 1 else "the script"
