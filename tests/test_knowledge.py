@@ -221,20 +221,30 @@ def test_vl402_ref_fix_when_ref_is_explicitly_vanilla_on_npu():
 
 # ---- VL403 qwen35-npu-mm-cache ---------------------------------------------------------------
 
-def test_vl403_fires_on_npu_080_and_fix_goes_in_npu_branch():
+def test_vl403_fires_on_npu_080_and_fix_adds_an_npu_block():
     ctx, diags = run_rule("VL403", QWEN35, device="npu")
     assert len(diags) == 1
     d = diags[0]
     assert "mm_processor_cache_gb" in d.message and "not set" in d.message
     assert ctx.source.slice(d.span) == "vllm"
     fixed = apply_fix(ctx, d.fix)
-    # ROLLOUT is shared by both devices: the fix appends to it inside the npu branch
-    assert ("            actor_rollout_ref.actor.megatron.vanilla_mbridge=False\n"
-            "        )\n"
-            "        ROLLOUT+=(+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0)"
-            ) not in fixed  # ROLLOUT is defined after the case: cannot append there
-    assert "+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0" in fixed
-    assert d.fix.applicability == "unsafe"  # it would reach the gpu scenario too
+    # ROLLOUT is shared by both devices and no device branch follows it: a new npu block
+    assert ("    actor_rollout_ref.rollout.gpu_memory_utilization=0.6\n"
+            ")\n"
+            'if [ "${DEVICE}" = "npu" ]; then\n'
+            "    ROLLOUT+=(+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0)\n"
+            "fi\n") in fixed
+    assert d.fix.applicability == "safe"
+
+
+def test_vl403_fix_in_a_function_is_unsafe_next_to_the_shared_element():
+    script = QWEN35.replace("ROLLOUT=(", "setup() {\nROLLOUT=(").replace(
+        "gpu_memory_utilization=0.6\n)\n", "gpu_memory_utilization=0.6\n)\n}\nsetup\n")
+    ctx, diags = run_rule("VL403", script, device="npu")
+    assert diags[0].fix.applicability == "unsafe"
+    assert ("gpu_memory_utilization=0.6\n"
+            "    +actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0\n"
+            ) in apply_fix(ctx, diags[0].fix)
 
 
 def test_vl403_fix_appends_in_branch_after_the_array():

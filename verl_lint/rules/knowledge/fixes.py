@@ -4,7 +4,8 @@ Placement, in order of preference:
 1. the launch already has an override of the key: replace its value;
 2. a new element after the last override of the same role (longest shared key prefix) of its
    array — when the rule is device-specific and that array element is shared by every device,
-   a `ARR+=(…)` line at the end of the scenario's own `case` branch instead;
+   a `ARR+=(…)` line at the end of the scenario's own `case` branch instead, or a new
+   `if [ "${DEVICE}" = "npu" ]; then ARR+=(…); fi` after the array when no branch follows it;
 3. before that override in an inline `\\` chain.
 A fix that changes what another scenario runs, or drops a variable, is marked unsafe.
 """
@@ -197,17 +198,26 @@ def _in_scenario_branch(ctx: "LaunchContext", span: Span) -> bool:
 
 def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | None:
     """`ARR+=(word)` at the end of the scenario's last `case` branch between the array's
-    definition and the launch."""
-    defined = [a.span.end for a in getattr(ctx.model, "arrays", ())
-               if a.name == array and not a.append and a.span.end <= ctx.launch.span.start]
+    definition and the launch; else a new `if [ "${DEVICE}" = "npu" ]` block right after the
+    array's last top-level assignment."""
+    assigned = [a for a in getattr(ctx.model, "arrays", ())
+                if a.name == array and a.span.end <= ctx.launch.span.start]
+    defined = [a.span.end for a in assigned if not a.append]
     if not defined:
         return None
     best = None
     for block, index, item in _scenario_items(ctx):
         if defined[-1] <= block.span.start and block.span.end <= ctx.launch.span.start and item.body:
             best = item
-    if best is None:
+    if best is not None:
+        last = best.body[-1]
+        return Edit(start=last.span.end, end=last.span.end,
+                    replacement=f"\n{_indent(ctx, last.span.start)}{array}+=({word})")
+    pin = next(((k, v) for k, v in ctx.run.scenario.pins if v == ctx.run.scenario.device), None)
+    last = assigned[-1]
+    if pin is None or last.path or last.function is not None:
         return None
-    last = best.body[-1]
+    indent = _indent(ctx, last.span.start)
     return Edit(start=last.span.end, end=last.span.end,
-                replacement=f"\n{_indent(ctx, last.span.start)}{array}+=({word})")
+                replacement=f'\n{indent}if [ "${{{pin[0]}}}" = "{pin[1]}" ]; then\n'
+                            f"{indent}    {array}+=({word})\n{indent}fi")
