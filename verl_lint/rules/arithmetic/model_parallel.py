@@ -98,6 +98,7 @@ class ModelParallelDoesNotDivide(Rule):
         meg = f"{section}.megatron"
         tp = get_int(config, f"{meg}.tensor_model_parallel_size")
         pp = get_int(config, f"{meg}.pipeline_model_parallel_size")
+        note = ""
         if grid == "model":
             names = "TP×PP×CP"
             factors = [tp, pp, get_int(config, f"{meg}.context_parallel_size")]
@@ -106,6 +107,7 @@ class ModelParallelDoesNotDivide(Rule):
             etp = get_int(config, f"{meg}.expert_tensor_parallel_size", nullable=True)
             if etp.value is None:
                 etp = etp.with_value(tp.value)
+                note = "; a null expert_tensor_parallel_size means ETP = TP"
             factors = [get_int(config, f"{meg}.expert_model_parallel_size"), etp, pp]
         if any(op.value <= 0 for op in factors):
             raise Skip(names)
@@ -117,12 +119,11 @@ class ModelParallelDoesNotDivide(Rule):
         if signature in seen:
             return None
         seen.add(signature)
-        return self._report(ctx, role, names, factors, w)
+        return self._report(ctx, role, names, factors, w, note)
 
     def _report(self, ctx: LaunchContext, role: str, names: str, factors: list[Operand],
-                w: World) -> Diagnostic:
-        message = (f"{w.text()} is not divisible by {role} {names} = "
-                   f"{arithmetic(factors)}")
+                w: World, note: str) -> Diagnostic:
+        message = f"{w.text()} is not divisible by {role} {names} = {arithmetic(factors)}{note}"
         span, labels = place(ctx.launch.span, culprits(factors, w.size), w.operands)
         return self.diagnostic(
             span, message, labels=labels,
