@@ -63,15 +63,21 @@ def mask(data: bytes) -> bytes:
 
 
 def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
-    pending: list[tuple[bytes, bool, bool]] = []  # heredocs waiting for the next newline
+    pending: list[tuple] = []  # heredocs waiting for the next newline
     word_start = True
     while i < end:
         c = data[i]
         if c == NL:
             i += 1
             word_start = True
-            for delim, strip, expands in pending:
+            for delim, strip, expands, op_start, op_end in pending:
+                body_start = i
                 i = _skip_heredoc_body(data, out, i, end, delim, strip, expands)
+                if i is None:  # no end delimiter: bash reads to the end of the file (a warning)
+                    out[op_start:op_end] = b" " * (op_end - op_start)
+                    out[body_start:end] = bytes(0x20 if b != NL else NL
+                                                for b in data[body_start:end])
+                    i = end
             pending.clear()
             continue
         if c == ord("\\"):
@@ -86,7 +92,7 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
             i = _mask_dollar(data, out, i, end, False)
         elif c == BT:
             j = _backtick_end(data, i, end)
-            if data[i + 1:i + 2] == b"#":
+            if data[i + 1:i + 2] == b"#" and data[j - 1:j] == b"`" and j - 1 > i:
                 out[i:j] = b" " * (j - i)
             i = j
         elif c == ord("#") and word_start:
@@ -98,7 +104,7 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
             if m and data[i + 2:i + 3] != b"<" and data[i - 1:i] != b"<":
                 delim = next(g for g in m.groups()[1:] if g is not None)
                 expands = m.group(4) is not None and b"\\" not in m.group(0)
-                pending.append((delim, m.group(1) == b"-", expands))
+                pending.append((delim, m.group(1) == b"-", expands, i, m.end()))
                 i = m.end()
             elif data[i + 1:i + 2] == b">":
                 out[i + 1] = 0x20
@@ -112,7 +118,8 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
 
 
 def _skip_heredoc_body(data: bytes, out: bytearray, i: int, end: int, delim: bytes, strip: bool,
-                       expands: bool) -> int:
+                       expands: bool) -> int | None:
+    """Index after the end delimiter line, or None when the body runs to the end of the file."""
     while i < end:
         nl = data.find(b"\n", i, end)
         line_end = end if nl < 0 else nl
@@ -124,9 +131,9 @@ def _skip_heredoc_body(data: bytes, out: bytearray, i: int, end: int, delim: byt
             while k >= 0:
                 k = data.find(b"$", _mask_dollar(data, out, k, line_end, True), line_end)
         if nl < 0:
-            return end
+            return None
         i = nl + 1
-    return end
+    return None
 
 
 def _backtick_end(data: bytes, i: int, end: int) -> int:
@@ -172,6 +179,8 @@ def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int
         _mask_range(data, out, i + 2, max(j - 1, i + 2))
         return j
     j = skip_dollar(data, i, end, dq)
+    if j == i + 1 and n not in (b"'", b'"'):
+        out[i] = 0x5F  # a lone `$` is a literal to bash; tree-sitter rejects `$;` / `$]`
     if n == b"(" and data[j - 2:j] == b"))" and j - 2 > i + 3:
         out[i + 3:j - 2] = b"0" + b" " * (j - i - 6)  # `$(( (a+b)*2 ))` → `$((0        ))`
     return j
@@ -791,7 +800,8 @@ def _reserved_misuse(model: ScriptModel) -> list[ParseError]:
     """tree-sitter-bash accepts `done`/`fi`/`then`… as command names; bash does not."""
     out = []
     for c in model.commands:
-        if c.words and not c.prefix and c.words[0].text in _RESERVED_NOT_FIRST:
+        if c.words and not c.prefix and c.words[0].text in _RESERVED_NOT_FIRST \
+                and c.words[0].span.start == c.span.start:  # `<f in x` is a command `in`
             w = c.words[0]
             out.append(build(ParseError, span=w.span,
                              message=f"syntax error near unexpected token `{w.text}`"))
@@ -802,6 +812,9 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
     out: list[ParseError] = []
 
     def walk(n) -> None:
+        if n.is_missing and n.type == "]" and n.parent is not None and \
+                n.parent.type == "test_command":
+            return  # `[ -f x` without `]`: a run-time error of the `[` builtin, not syntax
         if n.is_missing:
             out.append(build(ParseError,
                 span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))

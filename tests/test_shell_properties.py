@@ -1,0 +1,156 @@
+"""Properties of the shell and evaluate stages (hypothesis).
+
+- parsing and evaluating never raise, whatever the input;
+- every span lies inside the document;
+- overrides rendered into each script style (inline `\\` chain, role arrays, one line), with any
+  quoting bash allows, are extracted back unchanged.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verl_lint.evaluate import Unknown, evaluate_script
+from verl_lint.shell import parse_script
+from verl_lint.shell.model import children
+from verl_lint.source import SourceText
+
+SHELLISH = st.sampled_from(list("abcxyz_=.$:{}[]()'\"\\`#|&;<>!*?-+~ \t\n") + [
+    "${X:-", "$((", "$(", "case ", " in ", "esac", "if ", "then", "fi", "<<EOF\n", "EOF\n",
+    "python3 -m verl.trainer.main_ppo ", "ARR=(", "\"${ARR[@]}\"", "\"$@\"", "é", "中"])
+
+
+def all_spans(model):
+    def word_spans(w):
+        if w is None:
+            return
+        yield w.span
+        for p in w.pieces:
+            yield p.span
+            yield from word_spans(p.argument)
+
+    for s in model.statements:
+        yield s.span
+        for name in ("words",):
+            for w in getattr(s, name, ()) or ():
+                yield from word_spans(w)
+        if getattr(s, "kind", "") == "assignment":
+            yield s.name_span
+            yield from word_spans(s.value)
+            if s.array is not None:
+                yield s.array.span
+                for w in s.array.elements:
+                    yield from word_spans(w)
+        if getattr(s, "kind", "") == "case":
+            yield from word_spans(s.subject)
+            for item in s.items:
+                yield item.span
+                for w in item.patterns:
+                    yield from word_spans(w)
+    for c in model.comments:
+        yield c.span
+    for e in model.errors:
+        yield e.span
+    for h in model.heredocs:
+        yield h.span
+        yield from word_spans(h.body)
+
+
+def check_document(data: bytes) -> None:
+    source = SourceText(data)
+    model = parse_script(source)
+    n = len(data)
+    for span in all_spans(model):
+        assert 0 <= span.start <= span.end <= n, span
+        assert (span.line, span.column) == source.position(span.start)
+    for s in model.statements:
+        for group in children(s):
+            for child in group:
+                assert s.span.start <= child.span.start and child.span.end <= s.span.end + 1
+    for run in evaluate_script(model):
+        for launch in run.launches:
+            for o in launch.overrides:
+                assert 0 <= o.span.start <= o.span.end <= n
+                assert o.span.start <= o.key_span.start <= o.key_span.end <= o.span.end
+        for use in run.var_uses:
+            assert 0 <= use.span.start <= use.span.end <= n
+
+
+@given(st.lists(SHELLISH, max_size=60).map("".join))
+def test_shellish_text_never_raises_and_spans_are_inside(text):
+    check_document(text.encode())
+
+
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_never_raise(data):
+    check_document(data)
+
+
+# ---- round trip of generated overrides ---------------------------------------------------------
+
+IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+KEYS = st.lists(IDENT, min_size=1, max_size=4).map(".".join)
+SIMPLE = st.one_of(
+    st.integers(-10**6, 10**6).map(str),
+    st.sampled_from(["True", "False", "null", "1e-6", "0.6", "vllm", "fsdp2", "token-mean"]),
+    st.from_regex(r"[A-Za-z0-9_./-]{1,12}", fullmatch=True),
+)
+QUOTED_ONLY = st.one_of(
+    st.lists(st.sampled_from(['"console"', '"wandb"', "1", "2"]), min_size=1, max_size=3)
+    .map(lambda xs: "[" + ",".join(xs) + "]"),
+    st.from_regex(r"[A-Za-z0-9 _./{}:,'-]{1,16}", fullmatch=True),
+)
+OVERRIDE = st.tuples(st.sampled_from(["", "+", "++"]), KEYS, st.one_of(SIMPLE, QUOTED_ONLY))
+
+
+def _dq(value: str) -> str:
+    return '"' + "".join("\\" + ch if ch in '"$`\\' else ch for ch in value) + '"'
+
+
+def render_word(prefix: str, key: str, value: str, style: int) -> str:
+    plain = all(ch.isalnum() or ch in "_./-+:" for ch in value) and value != ""
+    if style == 0 and plain:
+        return f"{prefix}{key}={value}"
+    if style == 1 and "'" not in value:
+        return f"{prefix}{key}='{value}'"
+    if style == 2:
+        return f"{prefix}{key}={_dq(value)}"
+    return shlex.quote(f"{prefix}{key}={value}")
+
+
+def render_script(items, layout: str, styles) -> str:
+    words = [render_word(p, k, v, s) for (p, k, v), s in zip(items, styles)]
+    head = "#!/usr/bin/env bash\nset -xeuo pipefail\n"
+    if layout == "chain":
+        body = " \\\n    ".join(["python3 -m verl.trainer.main_ppo", *words]) + ' \\\n    "$@"\n'
+    elif layout == "arrays":
+        half = len(words) // 2
+        body = ("ACTOR=(\n" + "".join(f"    {w}\n" for w in words[:half]) + ")\n"
+                "TRAINER=(\n    # trailing comments are fine in arrays\n"
+                + "".join(f"    {w}\n" for w in words[half:]) + ")\n"
+                'python3 -m verl.trainer.main_ppo "${ACTOR[@]}" "${TRAINER[@]}" "$@" '
+                "2>&1 | tee log.txt\n")
+    else:
+        body = "python3 -m verl.trainer.main_ppo " + " ".join(words) + "\n"
+    return head + body
+
+
+@given(st.lists(OVERRIDE, min_size=1, max_size=12),
+       st.sampled_from(["chain", "arrays", "line"]),
+       st.lists(st.integers(0, 3), min_size=12, max_size=12))
+def test_rendered_overrides_round_trip(items, layout, styles):
+    text = render_script(items, layout, styles)
+    model = parse_script(SourceText(text.encode()))
+    assert model.errors == ()
+    (run,) = evaluate_script(model)
+    (launch,) = run.launches
+    got = [(o.prefix, o.key, o.value) for o in launch.overrides]
+    assert got == [(p, k, v) for p, k, v in items]
+    assert all(not isinstance(o.text, Unknown) for o in launch.overrides)
+    src = text.encode()
+    for o, (p, k, _) in zip(launch.overrides, items):
+        if o.key_span != o.span:
+            assert src[o.key_span.start:o.key_span.end].decode() == k
