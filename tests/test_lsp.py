@@ -116,7 +116,7 @@ async def test_open_publishes_diagnostics_with_docs_links(client: LanguageClient
     append = [d for d in diags if d.code == "VL203"]
     assert append, codes(diags)
     d = append[0]
-    assert d.range.start == doc.position("+actor_rollout_ref.rollout.n=8")
+    assert d.range.start == doc.position("+actor_rollout_ref.rollout.n=8", 1)  # the key
     assert d.source == "verl-lint"
     assert d.code_description.href.endswith("#vl203-append-existing-key")
 
@@ -133,7 +133,25 @@ async def test_quick_fix_gives_a_clean_relint(client: LanguageClient, workspace)
     fixed = doc.apply(fix.edit)
     assert "    actor_rollout_ref.rollout.n=8 \\\n" in fixed
     after = await doc.change(fixed)
-    assert "VL203" not in codes(after)
+    assert diag.range.start.line not in [d.range.start.line for d in after if d.code == "VL203"]
+    assert codes(after).count("VL203") == 1  # the other `+` is another finding
+
+
+async def test_fix_all_source_action_leaves_only_unfixable_findings(client: LanguageClient,
+                                                                    workspace):
+    doc = Doc(client, workspace / "fix_all.sh", BAD)
+    before = await doc.open()
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        range=types.Range(start=types.Position(line=0, character=0),
+                          end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[],
+                                        only=[types.CodeActionKind.SourceFixAll])))
+    assert [a.kind for a in actions] == ["source.fixAll.verl-lint"] and actions[0].edit is None
+    resolved = await client.code_action_resolve_async(actions[0])
+    after = await doc.change(doc.apply(resolved.edit))
+    assert {"VL202", "VL203"} <= set(codes(before))
+    assert "VL202" not in codes(after) and "VL203" not in codes(after)
 
 
 async def test_disable_for_this_command_silences_the_finding(client: LanguageClient, workspace):
@@ -206,7 +224,7 @@ async def test_columns_are_utf16(client: LanguageClient, workspace):
     doc = Doc(client, workspace / "utf16.sh", text)
     diag = next(d for d in await doc.open() if d.code == "VL203")
     line = text.splitlines()[diag.range.start.line]
-    prefix = line[: line.index("+actor_rollout_ref.rollout.n")]
+    prefix = line[: line.index("+actor_rollout_ref.rollout.n") + 1]
     assert diag.range.start.character == len(prefix.encode("utf-16-le")) // 2
     assert diag.range.start.character == len(prefix) + 1  # the emoji is two UTF-16 units
 

@@ -18,13 +18,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = ROOT / "fixtures" / "corpus" / "bug_hydra_prefixes.sh"
-GOOD_SCRIPT = """#!/usr/bin/env bash
-set -xeuo pipefail
-python3 -m verl.trainer.main_ppo \\
-    algorithm.adv_estimator=grpo \\
-    actor_rollout_ref.rollout.name=vllm \\
-    trainer.nnodes=1
-"""
+GOOD = ROOT / "fixtures" / "corpus" / "inline_grpo_gsm8k.sh"
 SKIP = {".git", ".ci-venv", "build", "dist", "__pycache__", ".pytest_cache", ".hypothesis",
         "verl_lint.egg-info"}
 
@@ -65,7 +59,7 @@ def try_repo(tmp_path_factory):
     project = base / "project"
     project.mkdir()
     shutil.copy(BAD, project / "bad.sh")
-    (project / "good.sh").write_text(GOOD_SCRIPT)
+    shutil.copy(GOOD, project / "good.sh")
     _git(project, "init", "-q")
     _git(project, "add", "-A")
     env = {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "NO_COLOR": "1"}
