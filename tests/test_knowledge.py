@@ -47,6 +47,18 @@ QWEN35 = HEAD + textwrap.dedent("""\
     """)
 
 
+@pytest.fixture(autouse=True)
+def _restore_registry():
+    """User rules registered by a test must not leak into other tests' registries."""
+    from verl_lint.rules import registry
+
+    all_rules()
+    saved = dict(registry._RULES)
+    yield
+    registry._RULES.clear()
+    registry._RULES.update(saved)
+
+
 def codes(diags):
     return [d.code for d in diags]
 
@@ -537,3 +549,57 @@ def test_vl406_trainer_device_before_070():
     assert run_rule("VL406", script, defaults=FSDP_080, device="npu", version="0.7.0")[1] == []
     ok = script.replace("rollout.name=vllm", "rollout.name=vllm trainer.device=npu")
     assert run_rule("VL406", ok, defaults=FSDP_080, device="npu", version="0.6.1")[1] == []
+
+
+# ---- extend-rules end to end (config file → engine → CLI output, suppression, rule docs) -------
+
+TEAM_RULE = GOOD.replace("TEAM001", "TEAM101").replace("npu-needs-big-timeout",
+                                                         "team-npu-register-timeout")
+
+
+def _project(tmp_path: Path, rule_text: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[tool.verl-lint]\nextend-rules = ["team-rules"]\n')
+    folder = tmp_path / "team-rules"
+    folder.mkdir()
+    (folder / "TEAM101.yaml").write_text(textwrap.dedent(rule_text))
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n# verl==0.8.0\nset -xeuo pipefail\nDEVICE=npu\n"
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    actor_rollout_ref.rollout.name=vllm \\\n"
+        "    trainer.ray_wait_register_center_timeout=300 \\\n"
+        "    trainer.device=npu\n")
+    return script
+
+
+def test_extend_rules_end_to_end(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from verl_lint.cli import main
+
+    script = _project(tmp_path, TEAM_RULE)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--format", "concise", str(script)])
+    assert "TEAM101" in result.output, result.output
+    assert "run.sh:7:" in result.output
+    result = CliRunner().invoke(main, ["rule", "TEAM101"])
+    assert result.exit_code == 0 and "Checks the timeout." in result.output
+    # a suppression works like for built-in rules
+    text = script.read_text().replace("    trainer.ray_wait_register_center_timeout=300 \\\n",
+                                      "    trainer.ray_wait_register_center_timeout=300 \\\n")
+    script.write_text(text.replace("python3 -m", "# verl-lint: disable=TEAM101\npython3 -m"))
+    result = CliRunner().invoke(main, ["check", "--format", "concise", str(script)])
+    assert "TEAM101" not in result.output, result.output
+
+
+def test_extend_rules_malformed_file_is_a_clear_error(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from verl_lint.cli import main
+
+    script = _project(tmp_path, TEAM_RULE.replace("severity: warning", "severity: loud"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", str(script)])
+    assert result.exit_code == 2, result.output
+    assert "TEAM101.yaml: rule TEAM101: field `severity`" in result.output
+    assert "Traceback" not in result.output
