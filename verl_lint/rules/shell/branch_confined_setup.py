@@ -85,7 +85,7 @@ def _arms(block: Case | If) -> list[tuple[str, tuple]]:
         arms = [("the else branch" if b.kind == "else" else f"the `{b.condition.text}` branch",
                  b.body) for b in block.branches]
         if not block.has_else:
-            arms.append(("the path where no branch matches", ()))
+            arms.append(("the path that skips the `if`", ()))
     return arms
 
 
@@ -93,6 +93,13 @@ def _subject(block: Case | If) -> str:
     if isinstance(block, Case):
         return f"`case ${block.subject_variable}` (line {block.span.line})"
     return f"the device `if` (line {block.span.line})"
+
+
+def _joined(whats: list[str]) -> str:
+    """`unset http_proxy` + `unset https_proxy` → `unset http_proxy https_proxy`."""
+    if len(whats) > 1 and all(w.startswith("unset ") for w in whats):
+        return "unset " + " ".join(w[len("unset "):] for w in whats)
+    return "; ".join(whats)
 
 
 @register
@@ -177,16 +184,20 @@ class BranchConfinedSetup(Rule):
             steps = [self._steps(model, block, k) for k in range(len(arms))]
             live = [k for k, (_, body) in enumerate(arms) if not exits(body)]
             for k in live:
+                missing: dict[int, tuple] = {}  # statement → (statement, whats, branches)
                 for stmt, category, what in steps[k]:
-                    missing = [arms[j][0] for j in live
+                    lacking = [arms[j][0] for j in live
                                if j != k and all(c != category for _, c, _ in steps[j])]
-                    if not missing:
-                        continue
+                    if lacking:
+                        entry = missing.setdefault(stmt.span.start, (stmt, [], []))
+                        entry[1].append(what)
+                        entry[2].extend(b for b in lacking if b not in entry[2])
+                for stmt, whats, lacking in missing.values():
                     yield self.diagnostic(
                         stmt.span,
-                        f"`{what}` runs only in {arms[k][0]} of {_subject(block)}, but the "
-                        f"launch at line {launch.span.line} runs for every device: "
-                        f"{' and '.join(missing)} {'does' if len(missing) == 1 else 'do'} not "
+                        f"`{_joined(whats)}` runs only in {arms[k][0]} of {_subject(block)}, "
+                        f"but the launch at line {launch.span.line} runs for every device: "
+                        f"{' and '.join(lacking)} {'does' if len(lacking) == 1 else 'do'} not "
                         "do it",
                         help=f"move it above the {'case' if isinstance(block, Case) else 'if'} "
                              "so every device runs it")
