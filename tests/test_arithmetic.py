@@ -448,3 +448,15 @@ def test_vl307_visible_devices():
     assert lint(VL307, cfg, visible="") == []
     [d] = lint(VL307, config(FSDP), visible="0")
     assert d.span == LAUNCH_SPAN and "1 device visible" in d.message
+
+
+def test_vl303_critic_copying_actor_mini_batch_reported_once():
+    cfg = config(FSDP, {MINI: (20, 4), "algorithm.adv_estimator": ("gae", 2)},
+                 inherited={"critic.ppo_mini_batch_size": (MINI, 4)})
+    [d] = lint(VL303, cfg)  # 20 × 1 over 8 ranks: the actor's finding only
+    assert d.message.startswith("actor_rollout_ref.actor.ppo_mini_batch_size 20 ×")
+    cfg = config(FSDP, {MINI: (16, 4), MICRO: (2, 3), "algorithm.adv_estimator": ("gae", 2),
+                        "critic.ppo_micro_batch_size_per_gpu": (3, 5)},
+                 inherited={"critic.ppo_mini_batch_size": (MINI, 4)})
+    [d] = lint(VL303, cfg)  # 16 / 8 = 2 per rank: the critic's micro batch 3 does not divide it
+    assert d.message.startswith("the per-rank critic mini batch 16 / 8 = 2")

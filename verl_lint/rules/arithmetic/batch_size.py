@@ -7,7 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import DataParallel, data_parallel
 from verl_lint.rules.arithmetic._operands import (
-    ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, collect, critic_in_use, engine_workers, get_bool,
+    ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers, get_bool,
     get_int, get_str, is_ppo, place, where, world,
 )
 from verl_lint.rules.base import LaunchContext, Rule
@@ -41,6 +41,17 @@ ROLES = (("actor", ACTOR), ("critic", "critic"))
 
 def _dynamic(config: EffectiveConfig, section: str) -> bool:
     return get_bool(config, f"{section}.use_dynamic_bsz").value
+
+
+def _inherited(op: Operand) -> bool:
+    return op.resolved is not None and op.resolved.origin.kind == "inherited"
+
+
+def _data_parallel_size(config: EffectiveConfig, section: str, *, legacy: bool) -> int | None:
+    try:
+        return data_parallel(config, section, legacy=legacy).size
+    except Skip:
+        return None
 
 
 @register
@@ -156,8 +167,7 @@ class BatchSizeNotDivisible(Rule):
             return None
         tbs = get_int(config, "data.train_batch_size")
         mini = get_int(config, f"{section}.ppo_mini_batch_size")
-        if role == "critic" and mini.resolved is not None \
-                and mini.resolved.origin.kind == "inherited":
+        if role == "critic" and _inherited(mini):
             return None  # the actor's value: reported once, for the actor
         if tbs.value >= mini.value:
             return None
@@ -217,20 +227,25 @@ class BatchSizeNotDivisible(Rule):
         dp = data_parallel(config, section, legacy=not engine)
         batch = mini.value * n.value
         batch_text = f"{mini.show()} × {n.show()} = {batch} ({where([mini, n])})"
-        if engine and batch % dp.size != 0:
+        # A critic that copies the actor's mini batch onto the same ranks repeats its finding.
+        repeats_actor = role == "critic" and _inherited(mini) \
+            and _data_parallel_size(config, ACTOR, legacy=not engine) == dp.size
+        if engine and batch % dp.size != 0 and not repeats_actor:
             return self._per_rank(ctx, [mini, n], dp,
                                   f"{batch_text} is not divisible by the {role} data-parallel "
                                   f"size {dp.text()}",
                                   f"make {section}.ppo_mini_batch_size × rollout.n a multiple of "
                                   f"{dp.size}")
         local = batch // dp.size
-        if local == 0:
+        if engine and batch % dp.size != 0:
+            return None
+        if local == 0 and not repeats_actor:
             return self._per_rank(ctx, [mini, n], dp,
                                   f"{batch_text} is smaller than the {role} data-parallel size "
                                   f"{dp.text()}: the per-rank mini batch is 0",
                                   f"make {section}.ppo_mini_batch_size × rollout.n at least "
                                   f"{dp.size}")
-        if _dynamic(config, section):
+        if local == 0 or _dynamic(config, section):
             return None
         micro = get_int(config, f"{section}.ppo_micro_batch_size_per_gpu", nullable=True)
         if micro.value is None or micro.value <= 0 or local % micro.value == 0:
