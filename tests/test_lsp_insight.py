@@ -59,3 +59,20 @@ def test_key_prefix_only_inside_a_key():
     assert ins.key_prefix(end) == ("actor_rollout_ref.ro", end - len("actor_rollout_ref.ro"))
     value = SCRIPT.index("=4") + 2
     assert ins.key_prefix(value) is None
+
+
+def test_completion_offers_children_and_plus_only_dataclass_fields():
+    text = "python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor.optim.l"
+    ins = insight(text)
+    items, seg_start = ins.completions(len(text.encode()))
+    assert text.encode()[seg_start:] == b"l"
+    assert ("lr", True, 1e-06) in [(c.label, c.leaf, c.default) for c in items]
+    assert all(c.label.startswith("l") for c in items)
+    text = "python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor."
+    items, _ = insight(text).completions(len(text.encode()))
+    plus = [c for c in items if c.needs_plus]
+    groups = [c.label for c in items if not c.leaf]
+    assert "optim" in groups and "checkpoint" in groups
+    # fields of the actor's dataclass that verl's YAML leaves out need `+` to be set
+    assert plus and all(c.leaf for c in plus)
+    assert not {c.label for c in plus} & {c.label for c in items if not c.needs_plus}

@@ -205,14 +205,21 @@ class Insight:
         return word, offset - len(word.encode())
 
     @cached_property
-    def schema(self) -> dict[str, Any]:
-        """Every key of the chosen release's config for this script's entry point → default."""
+    def schema(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(every key of the release's config for this script's entry point → default, the
+        keys only `+` can add → None); the same for every edit, so cached per entry point."""
         for _, launch in self.launches():
+            key = (self.version, launch.module, launch.script, str(launch.config_path),
+                   str(launch.config_name))
+            if key in _SCHEMAS:
+                return _SCHEMAS[key]
             analysis = self.bare_analysis(launch)
             if analysis is not None and analysis.config is not None:
                 config = analysis.config
-                return {k: config.value(k) for k in config.keys()}
-        return {}
+                keys = {k: config.value(k) for k in config.keys()}
+                _SCHEMAS[key] = (keys, self.plus_fields(keys))
+                return _SCHEMAS[key]
+        return {}, {}
 
     def plus_fields(self, schema: dict[str, Any]) -> dict[str, Any]:
         """Keys Hydra only accepts with `+`: fields of a `_target_` dataclass that verl's YAML
@@ -242,8 +249,8 @@ class Insight:
         parent, _, partial = typed.rpartition(".")
         seg_start = offset - len(partial.encode())
         items: dict[str, KeyCompletion] = {}
-        schema = self.schema
-        for keys, needs_plus in ((schema, False), (self.plus_fields(schema), True)):
+        schema, plus = self.schema
+        for keys, needs_plus in ((schema, False), (plus, True)):
             for key, default in keys.items():
                 if parent and not key.startswith(parent + "."):
                     continue
@@ -262,3 +269,4 @@ class Insight:
 
 
 _NOTHING = object()
+_SCHEMAS: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}
