@@ -66,6 +66,8 @@ def _expand(value: str, env: dict[str, str]) -> str | Unknown:
         return ""
 
     out = _VAR.sub(sub, value)
+    if "$" in out and not missing:  # a default that itself expands a variable
+        return _expand(out, env)
     return Unknown(reason=f"${missing[0]} is not set") if missing else out
 
 
@@ -103,9 +105,10 @@ def make_ctx(script: str, *, version: str = "0.8.0", device: str | None = "npu",
         a = _ASSIGN.match(line)
         if a and not _in_other_branch(model, offset, device):
             value = _expand(a.group(2), env)
-            if isinstance(value, str) and a.group(1) not in env:
-                env[a.group(1)] = value
+            if a.group(1) not in env:
                 assigned[a.group(1)] = source.span(offset, offset + len(line.rstrip("\n")))
+                if isinstance(value, str):
+                    env[a.group(1)] = value
         for o in _OVERRIDE.finditer(line):
             if line.lstrip().startswith("#") or _in_other_branch(model, offset + o.start(), device):
                 continue

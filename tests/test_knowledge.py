@@ -172,6 +172,19 @@ def test_vl401_skips_unknown_model_path_and_other_models_and_fsdp():
                     defaults=FSDP_080)[1] == []
 
 
+def test_model_known_from_the_literal_end_of_an_unknown_path():
+    # `$HOME` is unknown, but the last path segment names the model (corpus scripts do this)
+    script = QWEN35.replace("${MODEL_PATH:-Qwen/Qwen3.5-122B-A10B}",
+                            "${MODEL_PATH:-$HOME/models/Qwen3.5-122B-A10B}")
+    ctx, diags = run_rule("VL403", script, device="npu")
+    assert ctx.config.get("actor_rollout_ref.model.path").value.reason
+    assert len(diags) == 1 and "Qwen3.5" in diags[0].message
+    # …but not when the unknown part is the model's own name
+    for path in ("$HOME/models/${MODEL_NAME}", "$HOME/models/Qwen3.5-${SIZE}", "${ROOT}"):
+        script = QWEN35.replace("${MODEL_PATH:-Qwen/Qwen3.5-122B-A10B}", f"${{MODEL_PATH:-{path}}}")
+        assert run_rule("VL403", script, device="npu")[1] == [], path
+
+
 def test_vl401_skips_unknown_values():
     script = QWEN35.replace("use_remove_padding=False", "use_remove_padding=${RMPAD}")
     _, diags = run_rule("VL401", script)

@@ -121,6 +121,7 @@ class Facts:
     version: str
     device: str | None
     module: str | None
+    ctx: "LaunchContext | None" = None
     _models: dict = field(default_factory=dict)
 
     @classmethod
@@ -135,7 +136,7 @@ class Facts:
         module = ctx.launch.module
         if module is None and ctx.launch.script:
             module = ctx.launch.script.removesuffix(".py").replace("/", ".")
-        return cls(config, ctx.release.version, device, module)
+        return cls(config, ctx.release.version, device, module, ctx)
 
     def value(self, key: str) -> Any:
         r = self.config.get(key)
@@ -144,9 +145,65 @@ class Facts:
     def model(self, families: "FamilyMatcher") -> "ModelInfo | None":
         if id(families) not in self._models:
             path = self.value(MODEL_PATH)
+            if path is UNKNOWN and self.ctx is not None:
+                path = known_basename(self.ctx, self.config.get(MODEL_PATH))
             self._models[id(families)] = (
                 families.classify(path) if isinstance(path, str) and path else None)
         return self._models[id(families)]
+
+
+def known_basename(ctx: "LaunchContext", resolved: Resolved | None) -> str | None:
+    """The literal end of a path whose start is unknown: `$HOME/models/Qwen3.5-35B-A3B` names
+    its model even though `$HOME` is not known. Only a tail that contains a `/` counts, so the
+    last path segment is entirely literal. The tail is read from the script's words: the
+    override, then the assignments that fed it (`${MODEL_PATH:-$HOME/…}` takes the default, as
+    the evaluator does)."""
+    if resolved is None or resolved.origin.kind != "script" or resolved.origin.span is None:
+        return None
+    ov = next((o for o in ctx.launch.overrides if o.span == resolved.origin.span), None)
+    word = _word_at(ctx.model, resolved.origin.span)
+    if ov is None or word is None:
+        return None
+    feeders = {a.name: a.value for a in getattr(ctx.model, "assignments", ())
+               if a.value is not None and any(a.span == f for f in ov.fed_by)}
+    tail, _ = _literal_tail(word, feeders, depth=0)
+    tail = tail.split("=", 1)[1] if "=" in tail and tail.split("=", 1)[0] == ov.key else tail
+    return tail if "/" in tail and not tail.endswith("/") else None
+
+
+def _word_at(model: Any, span: Any) -> Any:
+    for a in getattr(model, "assignments", ()):
+        if a.array is not None:
+            for w in a.array.elements:
+                if w.span == span:
+                    return w
+    for c in getattr(model, "commands", ()):
+        for w in c.words:
+            if w.span == span:
+                return w
+    return None
+
+
+def _literal_tail(word: Any, feeders: dict, depth: int) -> tuple[str, bool]:
+    """(the literal text the word ends with, whether the whole word is literal)."""
+    out = ""
+    for piece in reversed(word.pieces):
+        if piece.kind == "literal":
+            out = piece.value + out
+            continue
+        inner = None
+        if piece.kind == "variable" and piece.index is None and depth < 4:
+            if piece.operator in (":-", "-") and piece.argument is not None:
+                inner = piece.argument
+            elif piece.operator is None and piece.name in feeders:
+                inner = feeders[piece.name]
+        if inner is None:
+            return out, False
+        text, complete = _literal_tail(inner, feeders, depth + 1)
+        out = text + out
+        if not complete:
+            return out, False
+    return out, True
 
 
 def test(cond: "KeyCondition", resolved: Resolved | None, facts: Facts) -> bool | None:
