@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
@@ -35,6 +36,17 @@ def _scalars(body) -> dict[str, list[Assignment]]:
                 and not s.append and not s.command_prefix and not s.conditional:
             out.setdefault(s.name, []).append(s)
     return out
+
+
+def _depends_on(value, names: set[str]) -> bool:
+    """The value may differ per branch: a command substitution, or a name a branch assigns
+    (`$X`, or a bare `X` inside `$((…))`)."""
+    for p in value.expansions():
+        if p.kind in ("command", "process") or p.name in names:
+            return True
+        if p.kind == "arithmetic" and names & set(re.findall(r"[A-Za-z_]\w*", p.body or "")):
+            return True
+    return False
 
 
 def _whole_line(source: SourceText, a: Assignment) -> tuple[int, int] | None:
@@ -144,8 +156,7 @@ class BranchDuplicatedAssignment(Rule):
             found_one = [f[0] for f in found]
             texts = {(a.declared_by, a.value.text) for a in found_one}
             value = found_one[0].value
-            if len(texts) != 1 or any(p.kind in ("command", "process") for p in value.expansions()) \
-                    or any(p.name in inside for p in value.variables()):
+            if len(texts) != 1 or _depends_on(value, inside):
                 continue
             yield self.diagnostic(
                 first[0].name_span,
