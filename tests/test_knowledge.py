@@ -616,3 +616,13 @@ def test_extend_rules_malformed_file_is_a_clear_error(tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "TEAM101.yaml: rule TEAM101: field `severity`" in result.output
     assert "Traceback" not in result.output
+
+
+def test_builtin_folder_is_the_top_level_rules_folder_shipped_as_package_data():
+    # the wheel ships `rules/` through this symlink (setuptools copies it as package data)
+    repo = Path(__file__).resolve().parent.parent
+    assert BUILTIN_DIR.resolve() == (repo / "rules").resolve()
+    link = repo / "verl_lint" / "rules" / "knowledge" / "builtin"
+    assert link.is_symlink() and link.resolve() == (repo / "rules").resolve()
+    shipped = {p.name for p in BUILTIN_DIR.glob("*.yaml")}
+    assert {"model_families.yaml", "VL401.yaml", "VL408.yaml"} <= shipped
