@@ -85,6 +85,25 @@ def test_vl303_fsdp_engine_workers(nnodes, gpn, tbs, n, mini, micro, lp_micro):
     assert bool(lint(VL303, cfg)) == violated
 
 
+@given(gpn=st.sampled_from([2, 4, 8]), sp=st.sampled_from([1, 2]), tbs=st.integers(1, 96),
+       n=st.integers(1, 8), mini=st.integers(1, 96), micro=st.integers(1, 8))
+def test_vl303_fsdp_legacy_workers(gpn, sp, tbs, n, mini, micro):
+    cfg = config(FSDP, _script({
+        "trainer.n_gpus_per_node": gpn, "data.train_batch_size": tbs, f"{R}.n": n,
+        f"{A}.ppo_mini_batch_size": mini, f"{A}.ppo_micro_batch_size_per_gpu": micro,
+        f"{A}.ulysses_sequence_parallel_size": sp}),
+        version="0.6.1", trainer__use_legacy_worker_impl="auto")
+    dp = gpn // sp
+    normalized = (mini * n) // dp  # legacy_fsdp_mini_normalize: floor division
+    violated = (
+        (tbs * n) % gpn != 0  # real_train_batch_divisible
+        or tbs < mini  # actor_train_ge_mini
+        or normalized == 0
+        or normalized % micro != 0
+    )
+    assert bool(lint(VL303, cfg)) == violated
+
+
 @given(nnodes=st.integers(1, 2), gpn=st.sampled_from([4, 8, 16]), tp=st.sampled_from([1, 2, 4]),
        pp=st.sampled_from([1, 2]), tbs=st.integers(1, 64), n=st.integers(1, 8),
        mini=st.integers(1, 64), micro=st.integers(1, 4))
