@@ -9,6 +9,7 @@ engine and convert the findings to LSP diagnostics. The goal is < 50 ms.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
 from pathlib import Path
@@ -20,24 +21,33 @@ from verl_lint.source import SourceText
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "fixtures" / "corpus" / \
     "role_arrays_dapo_fsdp.sh"
-# valid keys with a numeric value, appended to the first role array to reach the line count
-PADDING = [
-    "actor_rollout_ref.actor.ppo_epochs", "actor_rollout_ref.rollout.n",
-    "actor_rollout_ref.rollout.max_num_seqs", "trainer.save_freq", "trainer.test_freq",
-    "data.max_prompt_length", "data.max_response_length",
-    "actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
-]
+
+
+def _padding_keys() -> list[tuple[str, object]]:
+    """Distinct real keys of verl's ppo_trainer (newest release) with a scalar default."""
+    from verl_lint.lsp.insight import Insight
+
+    probe = "python3 -m verl.trainer.main_ppo\n"
+    keys, _ = Insight(SourceText(probe.encode()), Settings(), None).schema
+    return [(k, v) for k, v in keys.items()
+            if k.startswith(("actor_rollout_ref.", "trainer.", "data.", "algorithm."))
+            and isinstance(v, (bool, int, float)) and "_target_" not in k]
 
 
 def script(lines: int) -> str:
+    """The template with its first role array grown, by distinct valid overrides (set to verl's
+    defaults) and comment lines, to `lines` lines."""
     text = TEMPLATE.read_text()
     head, sep, tail = text.partition("=(\n")
-    extra = []
-    i = 0
+    taken = set(re.findall(r"([a-z_]+(?:\.[a-z_0-9]+)+)=", text))
+    pool = iter([(k, v) for k, v in _padding_keys() if k not in taken])
+    extra: list[str] = []
     while len((head + sep + "".join(extra) + tail).splitlines()) < lines:
-        extra.append(f"    # tuning note {i}\n" if i % 3 == 0 else
-                     f"    {PADDING[i % len(PADDING)]}={2 ** (i % 10)}\n")
-        i += 1
+        if len(extra) % 4 == 0:
+            extra.append(f"    # tuning note {len(extra)}\n")
+        else:
+            key, value = next(pool)
+            extra.append(f"    {key}={str(value) if not isinstance(value, bool) else value}\n")
     return head + sep + "".join(extra) + tail
 
 
@@ -60,7 +70,7 @@ def main() -> None:
     cold = time.perf_counter() - start
     timings = []
     for i in range(args.edits):  # typing: a value in the middle changes each time
-        edited = text.replace("trainer.save_freq=", f"trainer.save_freq={i}", 1)
+        edited = text.replace("# tuning note 0", f"# tuning note 0 edit {i}", 1)
         start = time.perf_counter()
         found = relint(edited, settings)
         timings.append(time.perf_counter() - start)

@@ -203,6 +203,20 @@ async def test_completion_offers_next_key_segments(client: LanguageClient, works
     assert item.text_edit.new_text == "rollout"
 
 
+async def test_completion_adds_plus_for_dict_fields(client: LanguageClient, workspace):
+    typed = "    actor_rollout_ref.rollout.engine_kwargs."
+    text = BAD.replace("    trainer.nnodes=1 \\", typed + " \\\n    trainer.nnodes=1 \\")
+    doc = Doc(client, workspace / "complete_plus.sh", text)
+    await doc.open()
+    result = await client.text_document_completion_async(types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=doc.uri),
+        position=doc.position(typed, len(typed))))
+    item = next(i for i in result.items if i.label == "vllm")
+    assert item.text_edit.new_text == "vllm."
+    plus = item.additional_text_edits[0]
+    assert plus.new_text == "+" and plus.range.start == doc.position(typed, 4)
+
+
 async def test_settings_file_changes_are_picked_up(client: LanguageClient, workspace):
     watched = [r for r in client.registrations
                if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]

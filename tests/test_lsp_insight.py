@@ -76,3 +76,13 @@ def test_completion_offers_children_and_plus_only_dataclass_fields():
     # fields of the actor's dataclass that verl's YAML leaves out need `+` to be set
     assert plus and all(c.leaf for c in plus)
     assert not {c.label for c in plus} & {c.label for c in items if not c.needs_plus}
+
+
+def test_completion_marks_dict_fields_whose_keys_need_plus():
+    text = "python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.engine_kwargs."
+    items, _ = insight(text).completions(len(text.encode()))
+    vllm = next(c for c in items if c.label == "vllm")
+    assert vllm.open_dict and vllm.needs_plus
+    typed = "python3 -m verl.trainer.main_ppo \\\n    +actor_rollout_ref.rollout.engine_kwargs."
+    items, _ = insight(typed).completions(len(typed.encode()))
+    assert not next(c for c in items if c.label == "vllm").needs_plus

@@ -26,11 +26,12 @@ _KEY_CHARS = re.compile(r"[A-Za-z0-9_.@+~\-]*$")
 
 @dataclass(frozen=True)
 class KeyCompletion:
-    label: str  # the next key segment (or the whole `+key` for a dict field)
+    label: str  # the next key segment
     key: str  # the full dotted key it completes to
     leaf: bool
     default: Any = None
-    needs_plus: bool = False
+    needs_plus: bool = False  # the word must start with `+` (and does not yet)
+    open_dict: bool = False  # a dict field (`engine_kwargs.vllm: {}`): keys under it need `+`
 
 
 def _fmt(value: Any) -> str:
@@ -262,9 +263,11 @@ class Insight:
                 prev = items.get(seg)
                 if prev is not None and not prev.needs_plus:
                     continue
-                items[seg] = KeyCompletion(label=seg, key=(parent + "." if parent else "") + seg,
-                                           leaf=leaf, default=default if leaf else None,
-                                           needs_plus=needs_plus and leaf and not plus_typed)
+                open_dict = leaf and isinstance(default, dict) and not default
+                items[seg] = KeyCompletion(
+                    label=seg, key=(parent + "." if parent else "") + seg, leaf=leaf,
+                    default=default if leaf else None, open_dict=open_dict,
+                    needs_plus=(needs_plus and leaf or open_dict) and not plus_typed)
         return sorted(items.values(), key=lambda c: (c.needs_plus, c.label)), seg_start
 
 

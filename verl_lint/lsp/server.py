@@ -356,12 +356,17 @@ def completion(ls: VerlLintServer, params: types.CompletionParams):
     add_plus = [types.TextEdit(range=pos.range(word_start, word_start), new_text="+")]
     out = []
     for i, c in enumerate(items):
-        detail = (f"default: {c.default!r}" if c.leaf else "group") + \
-            (" (new key: needs +)" if c.needs_plus else "")
+        if c.open_dict:
+            detail = "dict: keys under it are added with +"
+        else:
+            detail = (f"default: {c.default!r}" if c.leaf else "group") + \
+                (" (not in verl's YAML: added with +)" if c.needs_plus else "")
         out.append(types.CompletionItem(
             label=c.label, detail=detail, sort_text=f"{i:05d}",
-            kind=types.CompletionItemKind.Field if c.leaf else types.CompletionItemKind.Module,
-            text_edit=types.TextEdit(range=replace, new_text=c.label),
+            kind=types.CompletionItemKind.Field if c.leaf and not c.open_dict
+            else types.CompletionItemKind.Module,
+            text_edit=types.TextEdit(range=replace,
+                                     new_text=c.label + ("." if c.open_dict else "")),
             additional_text_edits=add_plus if c.needs_plus else None))
     return types.CompletionList(is_incomplete=False, items=out)
 
