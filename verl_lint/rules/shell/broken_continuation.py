@@ -36,7 +36,10 @@ class _Code:
         ranges = [(c.span.start, c.span.end) for c in model.comments]
         ranges += [(h.span.start, h.span.end) for h in model.heredocs]
         for w in all_words(model):
-            ranges += [(p.span.start, p.span.end) for p in w.pieces if p.quoted != "none"]
+            # from the first quoted piece to the last: a `\`-newline inside "…" leaves a gap
+            quoted = [p.span for p in w.pieces if p.quoted != "none"]
+            if quoted:
+                ranges.append((quoted[0].start, quoted[-1].end))
         self.ranges = ranges
         self.arrays = [(a.array.span.start, a.array.span.end) for a in model.arrays]
         self.commands = [c.span for c in model.commands]

@@ -50,6 +50,13 @@ def _one_edit(a: str, b: str) -> bool:
     return a[i + 1:] == b[i:] if len(a) > len(b) else a[i:] == b[i + 1:]
 
 
+def _other_word(a: str, b: str) -> bool:
+    """`GEN_TP` / `GEN_PP`: the names differ in one short word, so they name different things."""
+    wa, wb = a.lower().split("_"), b.lower().split("_")
+    diff = [(x, y) for x, y in zip(wa, wb) if x != y]
+    return len(wa) == len(wb) and len(diff) == 1 and max(len(diff[0][0]), len(diff[0][1])) <= 3
+
+
 def close_name(name: str, candidates: Iterable[str]) -> str | None:
     """The assigned name the user probably meant: the same name in another case or without an
     underscore (`last_layer` → `LAST_LAYER`), else a one-letter typo of a long name. Names that
@@ -59,7 +66,7 @@ def close_name(name: str, candidates: Iterable[str]) -> str | None:
         if _fold(c) == _fold(name):
             return c
     if len(name) >= 6:
-        near = [c for c in pool if _one_edit(name, c)]
+        near = [c for c in pool if _one_edit(name, c) and not _other_word(name, c)]
         if len(near) == 1:
             return near[0]
     return None
