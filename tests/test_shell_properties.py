@@ -154,3 +154,27 @@ def test_rendered_overrides_round_trip(items, layout, styles):
     for o, (p, k, _) in zip(launch.overrides, items):
         if o.key_span != o.span:
             assert src[o.key_span.start:o.key_span.end].decode() == k
+
+
+WORDISH = st.lists(st.sampled_from(
+    ["a", "b.c=", "=", "/", "-", "'x y'", "''", '""', '"v w"', "${X}", "$Y", '"${Z}"', '"$W"',
+     "$", "${X:-1}", "\\ ", "'", '"', "~", "[1,2]", "$HOME", "é"]), min_size=1, max_size=8
+).map("".join)
+
+
+@given(WORDISH)
+def test_fast_word_lexer_agrees_with_the_general_one(word):
+    from verl_lint.shell.lexer import WordLexer
+    from verl_lint.shell.parser import SpanFactory
+
+    data = word.encode()
+    lexer = WordLexer(data, SpanFactory(SourceText(data)))
+    if lexer.ascii_text is None:
+        return
+    fast = lexer.fast_pieces(0, len(data), lexer.ascii_text)
+    if fast is None:
+        return
+    slow = lexer.pieces(0, len(data), "none")
+    key = ("kind", "span", "text", "quoted", "value", "name", "braced")
+    assert [[getattr(p, k) for k in key] for p in fast] == \
+        [[getattr(p, k) for k in key] for p in slow]

@@ -848,6 +848,12 @@ class Interpreter:
                     cur = (cur or []) + [Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
                                               else None)]
         finish()
+        if not acc:
+            if array is not None:
+                for f in out:
+                    if f.array is None:
+                        f.array = array
+            return out
         fed = tuple(dict.fromkeys(sp for _, f in acc for sp in f))
         names = tuple(dict.fromkeys(n for n, _ in acc if n))
         for f in out:

@@ -17,7 +17,10 @@ from verl_lint.source import Span
 SpanOf = Callable[[int, int], Span]
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_PLAIN = re.compile(rb"[^\\'\"$`<>~\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
+_PLAIN = re.compile(rb"[^\\'\"$`<>\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
+_FAST = re.compile(rb"([^\\'\"$`<>\x80-\xff]+)|'([^']*)'|\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
+                   rb"|\$([A-Za-z_][A-Za-z0-9_]*)"
+                   rb"|\"(?:([^\"\\$`]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*))\"")
 _DIGITS = re.compile(rb"[0-9]+")
 _SPECIAL = b"@*#?$!-"
 # longest operators first
@@ -215,19 +218,63 @@ class WordLexer:
     def __init__(self, data: bytes, span_of: SpanOf) -> None:
         self.data = data
         self.span_of = span_of
+        # ASCII documents (nearly all scripts): byte offsets are str offsets, no decoding
+        self.ascii_text = data.decode("ascii") if data.isascii() else None
 
     def word(self, start: int, end: int, mode: str = "none") -> Word:
         """`mode`: "none" (a normal word), "double" (inside "…", e.g. a default of a quoted
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
-        if start < end and _PLAIN.fullmatch(self.data, start, end):
-            span = self.span_of(start, end)
-            text = _dec(self.data[start:end])
-            piece = build(Piece, kind="literal", span=span, text=text,
-                          quoted="none" if mode == "none" else "double", value=text)
-            return build(Word, span=span, text=text, pieces=(piece,))
+        text = self.ascii_text
+        if text is not None and start < end:
+            if _PLAIN.fullmatch(self.data, start, end):
+                span = self.span_of(start, end)
+                raw = text[start:end]
+                piece = build(Piece, kind="literal", span=span, text=raw,
+                              quoted="none" if mode == "none" else "double", value=raw)
+                return build(Word, span=span, text=raw, pieces=(piece,))
+            if mode == "none":
+                pieces = self.fast_pieces(start, end, text)
+                if pieces is not None:
+                    return build(Word, span=self.span_of(start, end), text=text[start:end],
+                                 pieces=tuple(pieces))
         pieces = self.pieces(start, end, mode)
         return build(Word, span=self.span_of(start, end),
                                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
+
+    def fast_pieces(self, start: int, end: int, text: str) -> list[Piece] | None:
+        """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `$HOME/x`) by regex, or None to
+        take the general lexer."""
+        out: list[Piece] = []
+        span_of = self.span_of
+        pos = start
+        while pos < end:
+            m = _FAST.match(self.data, pos, end)
+            if m is None:
+                return None
+            g = m.lastindex
+            a, b = m.span(g)
+            if g == 1:
+                raw = text[a:b]
+                out.append(build(Piece, kind="literal", span=span_of(a, b), text=raw, value=raw))
+            elif g == 2:
+                out.append(build(Piece, kind="literal", span=span_of(pos, m.end()),
+                                 text=text[pos:m.end()], quoted="single", value=text[a:b]))
+            elif g == 5:
+                if a == b:
+                    out.append(build(Piece, kind="literal", span=span_of(pos, m.end()),
+                                     text='""', quoted="double", value=""))
+                else:
+                    raw = text[a:b]
+                    out.append(build(Piece, kind="literal", span=span_of(a, b), text=raw,
+                                     quoted="double", value=raw))
+            else:  # 3/4: ${X} / $X; 6/7: "${X}" / "$X"
+                quoted = "double" if g >= 6 else "none"
+                vs, ve = (pos + 1, m.end() - 1) if g >= 6 else (pos, m.end())
+                out.append(build(Piece, kind="variable", span=span_of(vs, ve),
+                                 text=text[vs:ve], quoted=quoted, name=text[a:b],
+                                 braced=g in (3, 6)))
+            pos = m.end()
+        return out
 
     def pieces(self, start: int, end: int, mode: str) -> list[Piece]:
         data = self.data

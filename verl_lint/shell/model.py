@@ -33,9 +33,7 @@ def build(cls, **values):
                                      for name, f in cls.model_fields.items()
                                      if not f.is_required()}
     obj = cls.__new__(cls)
-    d = dict(defaults)
-    d.update(values)
-    object.__setattr__(obj, "__dict__", d)
+    object.__setattr__(obj, "__dict__", {**defaults, **values})
     object.__setattr__(obj, "__pydantic_fields_set__", set(values))
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)

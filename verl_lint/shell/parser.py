@@ -197,6 +197,7 @@ class SpanFactory:
         self.data = source.data
         self.starts = source.line_starts
         self.ascii = self.data.isascii()
+        self.cache: dict[tuple[int, int], Span] = {}  # Spans are immutable: share them
 
     def pos(self, off: int) -> tuple[int, int]:
         off = max(0, min(off, len(self.data)))
@@ -207,6 +208,9 @@ class SpanFactory:
         return line0 + 1, len(_dec(self.data[ls:off])) + 1
 
     def __call__(self, start: int, end: int) -> Span:
+        hit = self.cache.get((start, end))
+        if hit is not None:
+            return hit
         starts = self.starts
         if self.ascii and 0 <= start <= end <= len(self.data):
             l0 = bisect_right(starts, start) - 1
@@ -225,6 +229,7 @@ class SpanFactory:
         _setattr(obj, "__pydantic_fields_set__", _SPAN_FIELDS)
         _setattr(obj, "__pydantic_extra__", None)
         _setattr(obj, "__pydantic_private__", None)
+        self.cache[(start, end)] = obj
         return obj
 
 
