@@ -278,6 +278,9 @@ def test_vl303_legacy_fsdp_workers():
                  trainer__use_legacy_worker_impl="auto")
     [d] = lint(VL303, cfg)
     assert "the per-rank mini batch is 0" in d.message
+    cfg = config(FSDP, {MINI: (4, 4)}, version="0.6.1",
+                 trainer__use_legacy_worker_impl="disable")
+    assert lint(VL303, cfg) == []  # 0.6's new workers: no check mirrored
     cfg = config(FSDP, {MINI: (20, 4)}, version="0.7.1",
                  trainer__use_legacy_worker_impl="disable")
     assert "is not divisible by the actor data-parallel size 8" in lint(VL303, cfg)[0].message

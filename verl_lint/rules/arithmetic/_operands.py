@@ -188,9 +188,16 @@ def engine_workers(config: EffectiveConfig) -> bool:
     `trainer.use_legacy_worker_impl=disable` ("auto" still meant the legacy workers)."""
     if in_range(config.version, ">=0.8.0"):
         return True
-    if not in_range(config.version, ">=0.7.0"):
-        return False
-    return get_str(config, "trainer.use_legacy_worker_impl", absent="auto").value == "disable"
+    return in_range(config.version, ">=0.7.0") and _worker_impl(config) == "disable"
+
+
+def legacy_workers(config: EffectiveConfig) -> bool:
+    """`verl/workers/fsdp_workers.py` and friends: before 0.8.0, unless disabled."""
+    return in_range(config.version, "<0.8.0") and _worker_impl(config) in ("auto", "enable")
+
+
+def _worker_impl(config: EffectiveConfig) -> str:
+    return get_str(config, "trainer.use_legacy_worker_impl", absent="auto").value
 
 
 # ---- text --------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import DataParallel, data_parallel
 from verl_lint.rules.arithmetic._operands import (
-    ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers, get_bool,
-    get_int, get_str, is_ppo, place, where, world,
+    ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers,
+    get_bool, get_int, get_str, is_ppo, legacy_workers, place, where, world,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -31,11 +31,11 @@ from verl_lint.verl.versions import in_range
 # - micro_divides_local_mini (>=0.7.0 engine workers; verl/workers/engine/utils.py:123-127):
 #   (mini × n / DP) % ppo_micro_batch_size_per_gpu == 0; for the rollout's log-prob pass
 #   (train_batch_size × n / DP) % log_prob_micro_batch_size_per_gpu == 0.
-# - legacy_fsdp_mini_normalize (0.4.0-0.7.1 legacy FSDP workers; verl/workers/fsdp_workers.py
+# - legacy_fsdp_mini_normalize (0.4.0-0.7.1 legacy FSDP workers, i.e. unless
+#   trainer.use_legacy_worker_impl=disable; verl/workers/fsdp_workers.py
 #   @v0.7.1:249-270, critic :1339-1358): m = mini × n // (world // SP) must be > 0 (always)
 #   and divisible by ppo_micro_batch_size_per_gpu.
 ALL = ">=0.4.0"
-LEGACY_FSDP = ">=0.4.0,<0.8.0"
 ROLES = (("actor", ACTOR), ("critic", "critic"))
 
 
@@ -220,7 +220,7 @@ class BatchSizeNotDivisible(Rule):
             return None
         engine = engine_workers(config)
         kind = get_str(config, f"{section}.strategy").value
-        if not engine and not (kind in FSDP_STRATEGIES and in_range(config.version, LEGACY_FSDP)):
+        if not engine and not (kind in FSDP_STRATEGIES and legacy_workers(config)):
             return None
         mini = get_int(config, f"{section}.ppo_mini_batch_size")
         n = get_int(config, f"{ROLLOUT}.n")
