@@ -460,6 +460,10 @@ GOOD = """\
     (("    when:\n", "    whenn:\n"), "whenn", "Extra inputs"),
     (("key: trainer.ray_wait_register_center_timeout\n",
       "key: trainer..timeout\n"), "require.0.key", "dotted config key"),
+    (('">=": 600', '">=": 600\n        message: "{colour} is wrong"'), "require.0.message",
+     "unknown placeholder(s) {colour}"),
+    (("set: {trainer.ray_wait_register_center_timeout: 600}", "set: {}"), "require.0.fix.set",
+     "at least 1"),
 ])
 def test_malformed_rule_names_file_rule_and_field(tmp_path, mutation, field, problem):
     folder = _rule_file(tmp_path, GOOD.replace(*mutation))

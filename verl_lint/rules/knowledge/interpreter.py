@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import string
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic
@@ -13,9 +12,8 @@ from verl_lint.rules.knowledge.conditions import (
 from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, launch_head_span, value_span,
 )
-from verl_lint.source import Span
-
 from verl_lint.rules.knowledge.schema import KeyRef
+from verl_lint.source import Span
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
@@ -26,21 +24,15 @@ if TYPE_CHECKING:
 _PHRASE = {"==": "must be {}", "!=": "must not be {}", "in": "must be one of {}",
            "not_in": "must not be one of {}", "<": "must be < {}", "<=": "must be <= {}",
            ">": "must be > {}", ">=": "must be >= {}", "regex": "must match {}",
-           "is_set": "must be set"}
+           "not_regex": "must not match {}", "is_set": "must be set", "not_set": "must not be set"}
+# a forbid entry states what must not hold: its message uses the negated operator
 _NEGATED = {"==": "!=", "!=": "==", "in": "not_in", "not_in": "in", "<": ">=", "<=": ">",
-            ">": "<=", ">=": "<"}
-
-
-class _Fields(dict):
-    """`str.format_map` helper: unknown placeholders stay as written."""
-
-    def __missing__(self, name: str) -> str:
-        return "{" + name + "}"
+            ">": "<=", ">=": "<", "regex": "not_regex", "is_set": "not_set"}
 
 
 def _format(template: str, fields: dict[str, Any]) -> str:
-    names = {n for _, n, _, _ in string.Formatter().parse(template) if n}
-    return template.format_map(_Fields({k: v for k, v in fields.items() if k in names}))
+    """Fill `{placeholders}` (the schema checked that only known names are used)."""
+    return template.format_map(fields)
 
 
 class KnowledgeRule(Rule):
@@ -59,27 +51,29 @@ class KnowledgeRule(Rule):
             return
         fields = self._fields(facts)
         if not (spec.require or spec.forbid):
-            yield self.diagnostic(self._anchor(ctx, facts), _format(spec.message or spec.summary,
-                                                                   fields),
-                                  help=spec.help, fix=self._fix(ctx, spec.fix))
+            yield self.diagnostic(self._anchor(ctx, facts),
+                                  _format(spec.message or spec.summary, fields),
+                                  help=spec.help and _format(spec.help, fields),
+                                  fix=self._fix(ctx, spec.fix))
             return
         violations = list(self._violations(facts))
-        reported = {key for key, _, _ in violations}
-        for key, resolved, entry in violations:
+        reported = {key for key, _, _, _ in violations}
+        for key, resolved, entry, required in violations:
             origin = resolved.origin if resolved is not None else None
             if origin is not None and origin.kind == "inherited" and origin.from_key in reported:
                 continue  # the key it inherits from is reported already
-            yield self._report(ctx, facts, fields, key, resolved, entry)
+            yield self._report(ctx, facts, fields, key, resolved, entry, required)
 
-    def _violations(self, facts: Facts) -> Iterator[tuple[str, "Resolved | None", "KeyCondition"]]:
+    def _violations(self, facts: Facts) -> Iterator[
+            tuple[str, "Resolved | None", "KeyCondition", bool]]:
         for entry in self.spec.require:
             for key, resolved, ok in entry_results(entry, facts, self.families):
                 if ok is False or (resolved is None and entry.if_missing == "violated"):
-                    yield key, resolved, entry
+                    yield key, resolved, entry, True
         for entry in self.spec.forbid:
             for key, resolved, ok in entry_results(entry, facts, self.families):
                 if ok is True:
-                    yield key, resolved, entry
+                    yield key, resolved, entry, False
 
     def _fields(self, facts: Facts) -> dict[str, Any]:
         info = facts.model(self.families)
@@ -92,8 +86,7 @@ class KnowledgeRule(Rule):
         }
 
     def _report(self, ctx: "LaunchContext", facts: Facts, fields: dict[str, Any], key: str,
-                resolved: "Resolved | None", entry: "KeyCondition") -> Diagnostic:
-        required = entry in self.spec.require
+                resolved: "Resolved | None", entry: "KeyCondition", required: bool) -> Diagnostic:
         value = show(normalize(resolved.value)) if resolved is not None else "not set"
         other = ""
         if isinstance(entry.value, KeyRef):

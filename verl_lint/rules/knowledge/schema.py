@@ -22,11 +22,31 @@ OPERATORS = ("==", "!=", "in", "not_in", "<", "<=", ">", ">=", "regex", "is_set"
 _SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "References")
 _CODE = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+# what `message`/`help` templates may use (filled by the interpreter)
+PLACEHOLDERS = frozenset({"key", "value", "origin", "expected", "other", "family", "params_b",
+                          "model", "rollout", "strategy", "device", "version"})
 _KEY = re.compile(r"^[A-Za-z0-9_]+(\.([A-Za-z0-9_]+|\*|\*\*))*$")
 
 
 def _listify(v: Any) -> Any:
     return [v] if isinstance(v, (str, int, float)) else v
+
+
+def _template(v: str | None) -> str | None:
+    """A message template may only use the known `{placeholders}`."""
+    if v is None:
+        return v
+    import string
+
+    try:
+        names = {n for _, n, _, _ in string.Formatter().parse(v) if n is not None}
+    except ValueError as exc:
+        raise ValueError(f"bad template: {exc} (write {{{{ and }}}} for literal braces)") from None
+    unknown = sorted(n for n in names if n not in PLACEHOLDERS)
+    if unknown:
+        raise ValueError(f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}; "
+                         f"available: {', '.join(sorted(PLACEHOLDERS))}")
+    return v
 
 
 class KeyRef(BaseModel):
@@ -54,6 +74,8 @@ class KeyCondition(BaseModel):
     message: str | None = None
     when: "When | None" = None
     fix: "FixSpec | None" = None
+
+    _message = field_validator("message")(_template)
 
     @model_validator(mode="before")
     @classmethod
@@ -176,6 +198,7 @@ class RuleSpec(BaseModel):
     fix: FixSpec | None = None  # default fix of every require/forbid entry without its own
 
     _one_or_many = field_validator("evidence", mode="before")(_listify)
+    _templates = field_validator("message", "help")(_template)
 
     @field_validator("code")
     @classmethod
