@@ -474,6 +474,14 @@ def test_malformed_rule_names_file_rule_and_field(tmp_path, mutation, field, pro
     assert f"field `{field}" in message and problem in message
 
 
+def test_unknown_model_family_is_rejected(tmp_path):
+    folder = _rule_file(tmp_path, GOOD.replace("      device: npu\n",
+                                               "      model: {family: qwen35}\n"))
+    with pytest.raises(KnowledgeBaseError, match=r"rule TEAM001: field `when.model.family`: "
+                                                 r"unknown family qwen35 \(model_families"):
+        load_rule_folder(folder)
+
+
 def test_invalid_yaml_names_file_and_line(tmp_path):
     folder = _rule_file(tmp_path, "code: TEAM001\nname: [unclosed\n")
     with pytest.raises(KnowledgeBaseError, match=r"TEAM001.yaml: invalid YAML \(line \d+\)"):

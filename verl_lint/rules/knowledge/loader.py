@@ -62,6 +62,27 @@ def parse_rule_file(path: Path) -> RuleSpec:
         raise KnowledgeBaseError(format_validation_error(path, rule, exc)) from None
 
 
+def _check_model_names(path: Path, spec: RuleSpec, table: FamilyTable) -> None:
+    """A misspelt family or trait would silently never match: reject it."""
+    families = {f.name for f in table.families}
+    traits = {t for f in table.families for t in f.traits} | {t.trait for t in table.traits}
+    places = [("when.model", spec.when)]
+    for section in ("require", "forbid"):
+        places += [(f"{section}.{i}.when.model", e.when)
+                   for i, e in enumerate(getattr(spec, section)) if e.when is not None]
+    for where, when in places:
+        if when.model is None:
+            continue
+        for field, names, known in (("family", when.model.family, families),
+                                    ("traits", when.model.traits, traits)):
+            unknown = sorted(set(names or ()) - known)
+            if unknown:
+                raise KnowledgeBaseError(
+                    f"{path}: rule {spec.code}: field `{where}.{field}`: unknown "
+                    f"{field} {', '.join(unknown)} (model_families.yaml has: "
+                    f"{', '.join(sorted(known))})")
+
+
 def _loader():
     import yaml
 
@@ -107,6 +128,7 @@ def load_rule_folder(path: str | Path) -> list[type[Rule]]:
         if file.name == FAMILY_FILE:
             continue
         spec = parse_rule_file(file)
+        _check_model_names(file, spec, table)
         if spec.code in seen:
             raise KnowledgeBaseError(f"{file}: rule {spec.code}: field `code`: already used by "
                                      f"{seen[spec.code]}")
