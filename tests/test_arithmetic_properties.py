@@ -171,3 +171,36 @@ def test_vl307_visible_devices(gpn, visible):
     cfg = config(FSDP, _script({"trainer.n_gpus_per_node": gpn}))
     devices = ",".join(str(i) for i in range(visible))
     assert bool(lint(VL307, cfg, visible=devices)) == (gpn != visible)
+
+
+# Configurations that break one check each (the key that is set in the script, and its value).
+BROKEN = [
+    (VL301, MEGATRON, {f"{MEG}.tensor_model_parallel_size": 2, f"{MEG}.context_parallel_size": 3,
+                       "trainer.nnodes": 4, "trainer.n_gpus_per_node": 16}),
+    (VL301, MEGATRON, {f"{MEG}.expert_model_parallel_size": 16, "trainer.n_gpus_per_node": 8}),
+    (VL302, FSDP, {f"{R}.tensor_model_parallel_size": 3, "trainer.n_gpus_per_node": 8}),
+    (VL302, FSDP, {f"{R}.tensor_model_parallel_size": 4, f"{R}.data_parallel_size": 2,
+                   f"{R}.expert_parallel_size": 4, "trainer.nnodes": 2}),
+    (VL303, FSDP, {"data.train_batch_size": 100, f"{R}.n": 5, "trainer.n_gpus_per_node": 8}),
+    (VL303, FSDP, {f"{A}.ppo_mini_batch_size": 48, f"{A}.ppo_micro_batch_size_per_gpu": 4}),
+    (VL304, FSDP, {f"{A}.ppo_micro_batch_size": 64, f"{A}.ppo_micro_batch_size_per_gpu": 8}),
+    (VL305, FSDP, {f"{A}.use_dynamic_bsz": True, f"{A}.ppo_max_token_len_per_gpu": 1024,
+                   "data.max_response_length": 4096, f"{R}.log_prob_use_dynamic_bsz": False}),
+    (VL306, FSDP, {f"{A}.ulysses_sequence_parallel_size": 2,
+                   "actor_rollout_ref.model.use_remove_padding": False}),
+    (VL307, FSDP, {"trainer.n_gpus_per_node": 16}),
+]
+
+
+@given(case=st.sampled_from(BROKEN), data=st.data())
+def test_unknown_operand_never_fires(case, data):
+    """Replacing any operand a finding rests on by an Unknown silences that finding."""
+    from verl_lint.evaluate.model import Unknown
+
+    rule, base, values = case
+    visible = "0,1,2,3,4,5,6,7"
+    assert lint(rule, config(base, _script(values)), visible=visible), "the case must fire"
+    key = data.draw(st.sampled_from(sorted(values)))
+    blurred = dict(values, **{key: Unknown(reason=f"${key}")})
+    found = lint(rule, config(base, _script(blurred)), visible=visible)
+    assert not any(key in d.message for d in found), [d.message for d in found]
