@@ -14,6 +14,6 @@ from verl_lint.rules.registry import add_rules
 add_rules(load_builtin_rules())
 
 __all__ = [
-    "BUILTIN_DIR", "KnowledgeBaseError", "load_builtin_rules", "load_extend_rules", "load_rule_folder",
-    "register_rule_folder",
+    "BUILTIN_DIR", "KnowledgeBaseError", "load_builtin_rules", "load_extend_rules",
+    "load_rule_folder", "register_rule_folder",
 ]

@@ -227,7 +227,8 @@ def key_holds(cond: "KeyCondition", facts: Facts, families: "FamilyMatcher") -> 
     """A `when` condition: true when some matching key satisfies it (and its own `when`)."""
     if cond.when is not None and not when_holds(cond.when, facts, families):
         return False
-    answers = [test(cond, facts.config.get(k), facts) for k in matching_keys(facts.config, cond.key)]
+    keys = matching_keys(facts.config, cond.key)
+    answers = [test(cond, facts.config.get(k), facts) for k in keys]
     if any(a is True for a in answers):
         return True
     return None if any(a is None for a in answers) or not answers else False

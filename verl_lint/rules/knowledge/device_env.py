@@ -99,7 +99,8 @@ class DeviceEnvMismatch(Rule):
     code = "VL406"
     name = "device-env-mismatch"
     severity = Severity.WARNING
-    summary = "Environment of the other device's stack in a device branch, or NPU without trainer.device=npu before verl 0.7.0"
+    summary = ("Environment of the other device's stack in a device branch, or NPU without "
+               "trainer.device=npu before verl 0.7.0")
     scope = "launch"
     fixable = True
 
@@ -182,6 +183,6 @@ class DeviceEnvMismatch(Rule):
                 else launch_head_span(ctx))
         fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
         yield self.diagnostic(
-            span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu scenario: verl "
-                  f"{ctx.release.version} does not detect NPUs by itself (from 0.7.0 it does); "
-                  f"set trainer.device=npu", fix=fix)
+            span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu "
+                  f"scenario: verl {ctx.release.version} does not detect NPUs by itself (from "
+                  f"0.7.0 it does); set trainer.device=npu", fix=fix)

@@ -169,31 +169,33 @@ def _before_word(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
 
 # ---- device branches (needs the ScriptModel's branch paths) -----------------------------------
 
-def _scenario_items(ctx: "LaunchContext"):
-    """(case block, item) pairs whose pattern is this scenario's pinned value of the subject."""
+def _branches(ctx: "LaunchContext"):
+    """(block, branch span, branch body, taken in this scenario) for every case item and if arm.
+
+    A branch is this scenario's when its `case` pattern is the scenario's pinned value of the
+    subject variable, or its `if` tests that variable `=`/`==` that value."""
     from verl_lint.shell.model import Case
 
     pins = dict(ctx.run.scenario.pins)
     for block in getattr(ctx.model, "blocks", {}).values():
-        if isinstance(block, Case) and block.subject_variable in pins:
-            value = pins[block.subject_variable]
-            for index, item in enumerate(block.items):
-                if value in item.literal_patterns:
-                    yield block, index, item
+        if isinstance(block, Case):
+            value = pins.get(block.subject_variable or "")
+            for item in block.items:
+                yield block, item.span, item.body, value in item.literal_patterns
+        else:
+            for arm in block.branches:
+                c = arm.condition
+                ours = (c is not None and c.variable in pins and c.operator in ("=", "==")
+                        and c.operand == pins[c.variable])
+                yield block, arm.span, arm.body, ours
 
 
 def _in_any_branch(ctx: "LaunchContext", span: Span) -> bool:
-    from verl_lint.shell.model import Case
-
-    return any(item.span.contains(span) for block in getattr(ctx.model, "blocks", {}).values()
-               if isinstance(block, Case) for item in block.items)
+    return any(b_span.contains(span) for _, b_span, _, _ in _branches(ctx))
 
 
 def _in_scenario_branch(ctx: "LaunchContext", span: Span) -> bool:
-    for block, index, item in _scenario_items(ctx):
-        if item.span.contains(span):
-            return True
-    return False
+    return any(ours and b_span.contains(span) for _, b_span, _, ours in _branches(ctx))
 
 
 def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | None:
@@ -206,11 +208,12 @@ def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | Non
     if not defined:
         return None
     best = None
-    for block, index, item in _scenario_items(ctx):
-        if defined[-1] <= block.span.start and block.span.end <= ctx.launch.span.start and item.body:
-            best = item
+    for block, _, body, ours in _branches(ctx):
+        if ours and body and defined[-1] <= block.span.start and (
+                block.span.end <= ctx.launch.span.start):
+            best = body
     if best is not None:
-        last = best.body[-1]
+        last = best[-1]
         return Edit(start=last.span.end, end=last.span.end,
                     replacement=f"\n{_indent(ctx, last.span.start)}{array}+=({word})")
     pin = next(((k, v) for k, v in ctx.run.scenario.pins if v == ctx.run.scenario.device), None)

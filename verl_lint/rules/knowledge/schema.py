@@ -227,7 +227,8 @@ class RuleSpec(BaseModel):
     @model_validator(mode="after")
     def _has_effect(self) -> "RuleSpec":
         if not (self.require or self.forbid or self.message):
-            raise ValueError("a rule needs `require`, `forbid`, or a `message` for when `when` holds")
+            raise ValueError(
+                "a rule needs `require`, `forbid`, or a `message` for when `when` holds")
         return self
 
 
