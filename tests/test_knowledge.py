@@ -638,3 +638,14 @@ def test_builtin_folder_is_the_top_level_rules_folder_shipped_as_package_data():
     assert link.is_symlink() and link.resolve() == (repo / "rules").resolve()
     shipped = {p.name for p in BUILTIN_DIR.glob("*.yaml")}
     assert {"model_families.yaml", "VL401.yaml", "VL408.yaml"} <= shipped
+
+
+def test_fix_joins_the_scenario_if_block():
+    script = QWEN35.replace("python3 -m", 'if [ "${DEVICE}" = "npu" ]; then\n'
+                            "    ROLLOUT+=(actor_rollout_ref.rollout.enforce_eager=True)\nfi\n"
+                            "python3 -m")
+    ctx, diags = run_rule("VL403", script, device="npu")
+    assert diags[0].fix.applicability == "safe"
+    assert ("    ROLLOUT+=(actor_rollout_ref.rollout.enforce_eager=True "
+            "+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0)\nfi\n"
+            ) in apply_fix(ctx, diags[0].fix)
