@@ -463,3 +463,48 @@ def test_vl303_critic_copying_actor_mini_batch_reported_once():
                  inherited={"critic.ppo_mini_batch_size": (MINI, 4)})
     [d] = lint(VL303, cfg)  # 16 / 8 = 2 per rank: the critic's micro batch 3 does not divide it
     assert d.message.startswith("the per-rank critic mini batch 16 / 8 = 2")
+
+
+def test_literal_fix_replaces_a_plain_value_only():
+    from verl_lint.evaluate.model import Launch, Override, Scenario, ScenarioRun
+    from verl_lint.rules.base import LaunchContext
+    from verl_lint.source import SourceText
+    from verl_lint.verl.analysis import LaunchAnalysis
+    from verl_lint.verl.effective import EffectiveConfig, Origin, Resolved
+
+    text = ("python3 -m verl.trainer.main_ppo \\\n"
+            "    actor_rollout_ref.rollout.expert_parallel_size=16 \\\n"
+            "    actor_rollout_ref.rollout.tensor_model_parallel_size=${TP}\n")
+    source = SourceText(text.encode())
+    data = source.data
+
+    def override(key: str, value: str, literal: bool) -> Override:
+        start = data.index(key.encode())
+        end = data.index(b" ", start) if literal else data.index(b"\n", start)
+        value_start = start + len(key) + 1
+        return Override(key=key, value=value, text=source.slice(source.span(start, end)),
+                        span=source.span(start, end), key_span=source.span(start, value_start - 1),
+                        value_span=source.span(value_start, end) if literal else None)
+
+    ep = override(f"{R}.expert_parallel_size", "16", True)
+    tp = override(RTP, "4", False)
+    base = config(FSDP, trainer__nnodes=2)
+    entries = {k: base.get(k) for k in base.keys()}
+    for o, v in ((ep, 16), (tp, 4)):
+        entries[o.key] = Resolved(key=o.key, value=v, origin=Origin(kind="script", span=o.span))
+    launch = Launch(module="verl.trainer.main_ppo", span=source.span(0, len(data)),
+                    overrides=[ep, tp])
+    run = ScenarioRun(scenario=Scenario(label=""), launches=[launch])
+    ctx = LaunchContext(path="t.sh", source=source, model=None, settings=None, run=run,
+                        launch=launch, release=None,
+                        analysis=LaunchAnalysis(config=EffectiveConfig("0.9.1", "ppo_trainer",
+                                                                       entries)))
+    [d] = list(VL302().check(ctx))
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    [edit] = d.fix.edits
+    assert data[edit.start:edit.end] == b"16" and edit.replacement == "4"
+    # TP comes from a variable: a finding on it has no fix.
+    entries[RTP] = Resolved(key=RTP, value=3, origin=Origin(kind="script", span=tp.span))
+    entries[f"{R}.expert_parallel_size"] = base.get(f"{R}.expert_parallel_size")
+    [d] = list(VL302().check(ctx))
+    assert d.message.startswith("world size 16") and d.fix is None

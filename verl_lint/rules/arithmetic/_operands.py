@@ -8,13 +8,16 @@ a value of the wrong type, OmegaConf's `???`): precision over recall, the check 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from verl_lint.diagnostics import Label
+from verl_lint.diagnostics import Edit, Fix, Label
 from verl_lint.evaluate.model import Unknown
 from verl_lint.source import Span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
+
+if TYPE_CHECKING:
+    from verl_lint.rules.base import LaunchContext
 
 ACTOR = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
@@ -275,3 +278,21 @@ def _label(op: Operand) -> str:
 def culprits(ops: Sequence[Operand], total: int) -> list[Operand]:
     """Order divisor operands so those that do not divide `total` on their own come first."""
     return sorted(ops, key=lambda op: (op.value != 0 and total % op.value == 0,))
+
+
+def literal_fix(ctx: "LaunchContext", op: Operand, value: Any, title: str) -> Fix | None:
+    """Replace the operand's value where the script spells it as a plain number or boolean
+    (not through a variable). Unsafe: the intended change may be another operand."""
+    span = op.span
+    if span is None or op.resolved is None or op.resolved.origin.kind != "script":
+        return None
+    for override in ctx.launch.overrides:
+        if override.span != span or override.value_span is None:
+            continue
+        text = ctx.source.slice(override.value_span)
+        if not (text.isdigit() or text in ("True", "False", "true", "false")):
+            return None
+        edit = Edit(start=override.value_span.start, end=override.value_span.end,
+                    replacement=fmt(value))
+        return Fix(title=title, edits=(edit,), applicability="unsafe")
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
-from verl_lint.rules.arithmetic._operands import Skip, get_int, place, where
+from verl_lint.rules.arithmetic._operands import Skip, get_int, literal_fix, place, where
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
 
@@ -74,6 +74,7 @@ class DeviceCountMismatch(Rule):
     severity = Severity.WARNING
     summary = "n_gpus_per_node differs from the visible device list"
     scope = "launch"
+    fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         if ctx.config is None:
@@ -97,7 +98,8 @@ class DeviceCountMismatch(Rule):
             f"{per_node.show()} ({where([per_node])}) but {source} makes {count} "
             f"device{'s' if count != 1 else ''} visible ({visible})",
             labels=labels,
-            help=f"set trainer.n_gpus_per_node={count}, or list {per_node.value} devices")
+            help=f"set trainer.n_gpus_per_node={count}, or list {per_node.value} devices",
+            fix=literal_fix(ctx, per_node, count, f"set trainer.n_gpus_per_node to {count}"))
 
 
 def _source_variable(ctx: LaunchContext) -> str | None:

@@ -6,8 +6,8 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
-    ROLLOUT, Operand, Skip, arithmetic, collect, culprits, get_bool, get_int, get_str, place,
-    product, where, world,
+    ROLLOUT, Operand, Skip, arithmetic, collect, culprits, get_bool, get_int, get_str,
+    literal_fix, place, product, where, world,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -88,6 +88,7 @@ class RolloutParallelMismatch(Rule):
     severity = Severity.ERROR
     summary = "rollout TP/DP/PP/EP sizes do not fit the devices"
     scope = "launch"
+    fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         if ctx.config is None:
@@ -148,13 +149,15 @@ class RolloutParallelMismatch(Rule):
         if ep.value == tp.value * dp.value:
             return None
         span, labels = place(ctx.launch.span, [ep, tp, dp])
+        wanted = tp.value * dp.value
         return self.diagnostic(
             span,
             f"rollout expert_parallel_size {ep.value} ({where([ep])}) must equal the rollout "
             f"TP×DP = {arithmetic([tp, dp])} when it is greater than 1",
             labels=labels,
-            help=f"set actor_rollout_ref.rollout.expert_parallel_size={tp.value * dp.value}, "
-                 "or 1 to disable expert parallelism in the rollout")
+            help=f"set actor_rollout_ref.rollout.expert_parallel_size={wanted}, "
+                 "or 1 to disable expert parallelism in the rollout",
+            fix=literal_fix(ctx, ep, wanted, f"set the rollout expert_parallel_size to {wanted}"))
 
     def _pp_unsupported(self, ctx: LaunchContext) -> Diagnostic | None:
         config = ctx.config

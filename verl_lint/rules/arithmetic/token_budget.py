@@ -8,7 +8,7 @@ from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import sp_operands
 from verl_lint.rules.arithmetic._operands import (
     ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool,
-    get_int, get_str, place, ref_in_use, where,
+    get_int, get_str, literal_fix, place, ref_in_use, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -95,6 +95,7 @@ class TokenBudgetTooSmall(Rule):
     severity = Severity.WARNING
     summary = "dynamic-batch token budget below max_prompt_length + max_response_length"
     scope = "launch"
+    fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         config = ctx.config
@@ -134,6 +135,7 @@ class TokenBudgetTooSmall(Rule):
         seen.add((budget.key, tokens))
         span, labels = place(ctx.launch.span, [budget], [sp, prompt, response])
         scaled = f" × SP {sp.value} = {tokens}" if sp.value != 1 else ""
+        needed = -(-longest // sp.value)
         return self.diagnostic(
             span,
             f"{who} token budget {budget.show()}{scaled} "
@@ -142,4 +144,5 @@ class TokenBudgetTooSmall(Rule):
             f"({where([prompt, response])}): with dynamic batch size one sequence that long "
             "does not fit in a micro batch",
             labels=labels,
-            help=f"raise {budget_key} to at least {-(-longest // sp.value)}")
+            help=f"raise {budget_key} to at least {needed}",
+            fix=literal_fix(ctx, budget, needed, f"raise {budget_key} to {needed}"))
