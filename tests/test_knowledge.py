@@ -327,6 +327,15 @@ def test_vl404_seed000():
     assert d.fix.applicability == "unsafe"
 
 
+def test_vl404_ascend_only_script_without_device_branch():
+    script = SEED000.replace("gen_tp=4\n", "gen_tp=4\nexport HCCL_CONNECT_TIMEOUT=1800\n")
+    assert len(run_rule("VL404", script, device=None, defaults=FSDP_080)[1]) == 1
+    # without Ascend environment, or with CUDA's too, the device stays unknown
+    assert run_rule("VL404", SEED000, device=None, defaults=FSDP_080)[1] == []
+    mixed = script.replace("gen_tp=4\n", "gen_tp=4\nexport NCCL_DEBUG=INFO\n")
+    assert run_rule("VL404", mixed, device=None, defaults=FSDP_080)[1] == []
+
+
 def test_vl404_bounds():
     kw = dict(defaults=FSDP_080, env={"gen_tp": "4"})
     assert run_rule("VL404", SEED000, device="npu", version="0.7.1", **kw)[1] == []

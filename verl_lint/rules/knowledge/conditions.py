@@ -34,6 +34,22 @@ STRATEGY = "actor_rollout_ref.actor.strategy"
 _DEVICE_OF_TRAINER = {"npu": "npu", "cuda": "gpu", "gpu": "gpu"}
 
 
+_ASCEND_ENV = ("ASCEND_", "HCCL_", "VLLM_ASCEND_", "PYTORCH_NPU_")
+_CUDA_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES")
+
+
+def script_wide_device(ctx: "LaunchContext") -> str | None:
+    """"npu" for an Ascend-only script: it exports Ascend variables (`HCCL_*`, `ASCEND_*`,
+    `VLLM_ASCEND_*`, `PYTORCH_NPU_*`) outside any branch and function before the launch, and
+    no CUDA device variables (`CUDA_VISIBLE_DEVICES`, `NCCL_*`). Else None (unknown)."""
+    names = [a.name for a in getattr(ctx.model, "assignments", ())
+             if a.exported and not a.path and a.function is None
+             and a.span.start < ctx.launch.span.start]
+    if any(n.startswith(_CUDA_ENV) for n in names):
+        return None
+    return "npu" if any(n.startswith(_ASCEND_ENV) for n in names) else None
+
+
 def normalize(value: Any) -> Any:
     """The value as Hydra would type it; UNKNOWN when it cannot be known statically."""
     if isinstance(value, (Unknown, _Unknown)):
@@ -133,6 +149,8 @@ class Facts:
             r = config.get("trainer.device")
             if r is not None and r.origin.kind == "script":
                 device = _DEVICE_OF_TRAINER.get(str(normalize(r.value)))
+        if device is None:
+            device = script_wide_device(ctx)
         module = ctx.launch.module
         if module is None and ctx.launch.script:
             module = ctx.launch.script.removesuffix(".py").replace("/", ".")
