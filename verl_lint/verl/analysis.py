@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from verl_lint.diagnostics import Edit, Fix
 from verl_lint.evaluate.model import Launch, Override, Unknown
 from verl_lint.source import Span
+from verl_lint.verl import data
 from verl_lint.verl import hydra_semantics as hs
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
@@ -30,6 +31,7 @@ from verl_lint.verl.effective import EffectiveConfig
 from verl_lint.verl.effective_build import build_effective
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.suggest import closest_keys
+from verl_lint.verl.versions import SUPPORTED_VERSIONS
 
 ProblemKind = Literal[
     "unknown-key",  # VL201: not in the config, no `+` can fix it (or `~` of a missing key)
@@ -322,17 +324,25 @@ class _Analyzer:
     def _rejected(self, state: hs.Tree, ov: Override, p: hs.Parsed, rej: hs.HydraReject) -> None:
         key, v = p.key, self.release.version
         if rej.kind == "append":
-            inherited = _inherited(state.root, tuple(key.split(".")))
+            parts = tuple(key.split("."))
+            inherited = _inherited(state.root, parts)
             new = "++" if inherited else ""
-            current = hs.hydra_select(state.root, tuple(key.split(".")))
+            try:
+                current, where = hs.follow(state.root, parts)
+            except (hs.Unresolvable, hs.HydraReject):
+                current, where = hs.hydra_select(state.root, parts), None
+            if inherited:
+                source = f" from {'.'.join(where)}" if where and where != parts else ""
+                what = f" (inherited{source}: {_short(current)})"
+                advice = "use '++' to override the inherited value"
+            else:
+                what, advice = f" (value {_short(current)})", "drop the '+'"
+            start = ov.key_span.start - len(ov.prefix) if _literal_key(ov) else ov.key_span.start
             self.problem("append-existing", ov, key,
-                         f"'{key}' already exists in verl {v}"
-                         + (f" (inherited: {_short(current)})" if inherited else
-                            f" (default {_short(current)})")
-                         + f": Hydra cannot append it with '+'; "
-                         + ("use '++' to override the inherited value" if inherited else
-                            "drop the '+'"),
-                         hydra_message=rej.message,
+                         f"'{key}' already exists in verl {v}{what}: Hydra cannot append it "
+                         f"with '+'; {advice}", hydra_message=rej.message,
+                         span=ov.span if not _literal_key(ov) else
+                         _span_from(ov.key_span, start),
                          fix=_prefix_fix(ov, new, "Use '++'" if new else "Drop the '+'"))
             return
         if rej.kind == "delete":
@@ -346,7 +356,7 @@ class _Analyzer:
                          span=ov.value_span or ov.span, hydra_message=rej.message)
             return
         # missing key (struct): a rename, a key that needs '+', or an unknown key
-        if self._renamed(ov, p):
+        if self._renamed(ov, p) or self._group_elsewhere(ov, p):
             return
         hydra_msg = f"Could not override '{key}'."
         at = rej.at or tuple(key.split("."))
@@ -369,6 +379,20 @@ class _Analyzer:
                      + _did_you_mean(sugg), hydra_message=hydra_msg, suggestions=sugg,
                      fix=_rename_fix(ov, sugg[0], "unsafe") if len(sugg) == 1 else None)
 
+    def _group_elsewhere(self, ov: Override, p: hs.Parsed) -> bool:
+        """`model_engine=megatron` on a release without that config group."""
+        if "." in p.key or isinstance(p.value, (dict, list)):
+            return False
+        have = [v for v in SUPPORTED_VERSIONS
+                if p.key in data.release_meta(v)["groups"].get(self.entry.config_dir, {})]
+        if not have:
+            return False
+        self.problem("unknown-group", ov, p.key,
+                     f"config group '{p.key}' does not exist in verl {self.release.version} "
+                     f"(verl {', '.join(have)} have it)", span=ov.span,
+                     hydra_message=f"Could not override '{p.key}'.")
+        return True
+
     def _needs_plus(self, state: hs.Tree, at: tuple[str, ...]) -> bool:
         """Can the first missing component `at[-1]` be added under `at[:-1]` with '+'?"""
         parent = hs.lookup(state.root, at[:-1])
@@ -387,7 +411,11 @@ class _Analyzer:
         return False
 
     def _renamed(self, ov: Override, p: hs.Parsed) -> bool:
-        entries = [e for e in self.release.renames_of(p.key) if e["kind"] != "value"]
+        strategy = self._strategy(p.key)
+        entries = [e for e in self.release.renames_of(p.key) if e["kind"] != "value"
+                   and (e.get("scope") is None or strategy is None or
+                        (strategy.startswith("fsdp") if e["scope"] == "fsdp" else
+                         strategy == e["scope"]))]
         if not entries:
             return False
         entry = entries[0]
@@ -410,6 +438,15 @@ class _Analyzer:
                      hydra_message=f"Could not override '{p.key}'.",
                      fix=_rename_fix(ov, new, "safe" if certain else "unsafe") if new else None)
         return True
+
+    def _strategy(self, key: str) -> str | None:
+        """The training engine of the role a key belongs to (renames can be engine-scoped)."""
+        role = "critic" if key.startswith("critic.") else "actor_rollout_ref.actor"
+        try:
+            value, _ = hs.follow(self._base_root, tuple(f"{role}.strategy".split(".")))
+        except (hs.Unresolvable, hs.HydraReject):
+            return None
+        return value if isinstance(value, str) and not hs.is_interp(value) else None
 
     def _follow_renames(self, key: str) -> str:
         for _ in range(5):
@@ -454,6 +491,13 @@ def _inherited(root: dict, parts: tuple[str, ...]) -> bool:
         if node is hs.ABSENT:
             return False
     return hs.is_interp(node)
+
+
+def _span_from(span: Span, start: int) -> Span:
+    """`span` widened to the left by the (single-line) prefix that precedes it."""
+    delta = span.start - start
+    return Span(start=start, end=span.end, line=span.line, column=max(1, span.column - delta),
+                end_line=span.end_line, end_column=span.end_column)
 
 
 def _short(value: Any) -> str:

@@ -76,25 +76,22 @@ def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | No
                 out.append(item)
 
     add(sorted((p for p in paths if p.endswith("." + key)), key=len))
-    add(difflib.get_close_matches(key, paths, n=limit, cutoff=0.88))
     ancestor = ""
     for i in range(len(parts) - 1, 0, -1):
         if ".".join(parts[:i]) in known:
             ancestor = ".".join(parts[:i])
             break
-    near = []
+    scored = []
     for p in paths:
-        if ancestor and not p.startswith(ancestor + "."):
-            continue
         s = leaf_similarity(leaf, p.rsplit(".", 1)[-1])
-        if s >= 0.8:
-            near.append((-s, p.count("."), p))
-    add(p for _, _, p in sorted(near))
-    if not out:
-        wide = []
-        for p in paths:
-            s = leaf_similarity(leaf, p.rsplit(".", 1)[-1])
-            if s >= 0.85:
-                wide.append((-(s + difflib.SequenceMatcher(None, key, p).ratio()), p))
-        add(p for _, p in sorted(wide))
+        if s < 0.8:
+            continue
+        inside = (not ancestor and len(parts) > 1 and
+                  p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
+            (ancestor and p.startswith(ancestor + "."))
+        score = 2 * s + difflib.SequenceMatcher(None, key, p).ratio() + (1 if inside else 0)
+        scored.append((score, p))
+    if scored:
+        best = max(score for score, _ in scored)
+        add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)
     return out[:limit]
