@@ -226,7 +226,11 @@ def run_check(opts: CheckOptions) -> int:
                 return status
         else:
             reports = lint_targets(targets, settings_for, opts.jobs or os.cpu_count() or 1)
-        report(reports, opts)
+        try:
+            report(reports, opts)
+        except BrokenPipeError:
+            # `verl-lint … | head`: the reader left; silence the rest, keep the exit status
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exit_status(reports, settings_for, opts)
     except (UsageError, SettingsError) as exc:
         click.echo(f"error: {exc}", err=True)
