@@ -105,7 +105,7 @@ def test_bad_config_exit_2(project):
 def test_unknown_rule_code_exit_2(project):
     result = run("check", "--select", "VL9999", "scripts")
     assert result.exit_code == 2
-    assert "unknown rule selector 'VL9999'" in result.stderr
+    assert result.stderr.startswith("error: --select: unknown rule selector 'VL9999'")
 
 
 def test_stdin_uses_filename_for_config_and_display(project):

@@ -317,6 +317,9 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
         update["ignore"] = tuple(cli_values.ignore)
     if "verl_version" in given:
         update["verl_version_from_cli"] = True
+    for key in ("select", "extend_select", "ignore"):
+        if key in given:
+            resolve_selectors(getattr(cli_values, key), f"--{_kebab(key)}")
     return settings.model_copy(update=update) if update else settings
 
 
@@ -339,14 +342,13 @@ def load_settings(path: Path, cli: dict[str, Any] | None = None, *,
     """Settings for linting `path`: `config_file` if given, else the closest config, + CLI."""
     found = config_file if config_file is not None else find_config(path)
     base = _load_config_file(found.resolve()) if found is not None else Settings()
-    settings = merge_cli(base, cli or {})
     try:
-        load_extend_rules(settings.extend_rules)
+        load_extend_rules(base.extend_rules)  # first: selectors may name these rules
     except SettingsError as exc:
-        where = f"{settings.config_file}: " if settings.config_file else ""
+        where = f"{base.config_file}: " if base.config_file else ""
         raise SettingsError(f"{where}{exc}") from None
-    settings.validate_selectors()
-    return settings
+    base.validate_selectors()
+    return merge_cli(base, cli or {})
 
 
 class SettingsResolver:
