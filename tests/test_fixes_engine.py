@@ -109,3 +109,19 @@ def test_property_safe_fixes_parse_and_converge(data):
 @given(hostile_scripts())
 def test_property_safe_fixes_on_hostile_input(data):
     _check_fix_property(data)
+
+
+def test_show_fixes_alone_lists_and_changes_nothing(bad):
+    before = bad.read_bytes()
+    result = run("--show-fixes", "--format", "concise", str(bad))
+    assert result.stdout.startswith("Would fix 3 findings:")
+    assert "2 × VL203 (append-existing-key)" in result.stdout
+    assert bad.read_bytes() == before and result.exit_code == 1
+
+
+def test_stdin_fix_prints_the_fixed_script():
+    result = CliRunner().invoke(main, ["check", "--fix", "--stdin-filename", "run.sh", "-"],
+                                input=BAD.read_bytes())
+    assert "    actor_rollout_ref.rollout.n=8 \\\n" in result.stdout
+    assert result.stdout.startswith("#!/usr/bin/env bash")
+    assert result.exit_code == 1  # VL205 has no safe fix and remains
