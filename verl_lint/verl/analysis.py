@@ -424,10 +424,14 @@ class _Analyzer:
         v = self.release.version
         new = entry.get("new")
         since = entry.get("since")
-        new = self._follow_renames(new) if new else None
+        hops = self._follow_renames(new) if new else []
         when = f"in verl {since}" if since else "in a past verl release"
-        if new:
-            msg = f"'{p.key}' was renamed to '{new}' {when} (linting against verl {v})"
+        if hops:
+            new = hops[-1][0]
+            msg = f"'{p.key}' was renamed to '{hops[0][0]}' {when}"
+            for key, hop_since in hops[1:]:
+                msg += f", then to '{key}' in verl {hop_since}"
+            msg += f" (linting against verl {v})"
         else:
             msg = f"'{p.key}' was removed {when} (linting against verl {v})"
         if entry.get("note"):
@@ -448,13 +452,16 @@ class _Analyzer:
             return None
         return value if isinstance(value, str) and not hs.is_interp(value) else None
 
-    def _follow_renames(self, key: str) -> str:
+    def _follow_renames(self, key: str) -> list[tuple[str, str | None]]:
+        """[(new key, release)…] following later renames of the new key too."""
+        hops: list[tuple[str, str | None]] = [(key, None)]
         for _ in range(5):
             nxt = [e for e in self.release.renames_of(key) if e.get("new") and e["kind"] == "key"]
             if not nxt or hs.lookup(self._base_root, tuple(key.split("."))) is not hs.ABSENT:
-                return key
+                break
             key = nxt[0]["new"]
-        return key
+            hops.append((key, nxt[0].get("since")))
+        return hops
 
     @property
     def _base_root(self) -> dict:

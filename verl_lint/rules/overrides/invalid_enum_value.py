@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
@@ -70,14 +71,17 @@ class InvalidEnumValue(Rule):
                     continue
                 msg = (f"'{value}' is not a valid value of {a.key} in verl {ctx.release.version}; "
                        f"allowed: {', '.join(allowed)}")
+                if open_registry:
+                    msg += " (unless your code registers it)"
                 renamed = ctx.release.value_renames(a.key).get(str(value))
                 if renamed is not None:
                     new = renamed.get("new")
                     when = f" in verl {renamed['since']}" if renamed.get("since") else ""
                     msg += (f" ('{value}' was replaced by '{new.partition('=')[2]}'{when})" if new
                             else f" ('{value}' was removed{when})")
-                if open_registry:
-                    msg += " (unless your code registers it)"
+                close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.75)
+                if close and renamed is None:
+                    msg += f"; did you mean '{close[0]}'?"
                 ov = a.override
                 yield self.diagnostic(ov.value_span or ov.span, msg,
                                       severity=Severity.WARNING if open_registry else None)
