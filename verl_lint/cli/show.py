@@ -27,7 +27,7 @@ def _fmt(value: Any) -> str:
         return ""
     if isinstance(value, Unknown):
         return str(value)
-    if isinstance(value, (list, dict, bool)) or value is None:
+    if isinstance(value, (list, dict, bool)):
         return json.dumps(value)
     return str(value)
 
@@ -183,7 +183,8 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
                     if v is None and origin == "not in the effective config":
                         console.print(f"    {k}: {origin}", markup=False)
                     else:
-                        console.print(f"    {k} = {_fmt(v)} ({origin})", markup=False)
+                        shown = "null" if v is None else _fmt(v)
+                        console.print(f"    {k} = {shown} ({origin})", markup=False)
 
 
 def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
