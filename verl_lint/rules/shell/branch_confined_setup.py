@@ -95,6 +95,20 @@ def _subject(block: Case | If) -> str:
     return f"the device `if` (line {block.span.line})"
 
 
+def _steps_by_branch(model: ScriptModel, blocks: set[int]) -> dict[tuple[int, int], list]:
+    """(block id, branch) → [(statement, category, what)] for the setup steps nested in it."""
+    out: dict[tuple[int, int], list] = {}
+    for s in model.statements:
+        if not s.path:
+            continue
+        found = [(s, category, what) for category, what in setup_steps(s)]
+        if found:
+            for ref in s.path:
+                if ref.block in blocks:
+                    out.setdefault((ref.block, ref.branch), []).extend(found)
+    return out
+
+
 def _joined(whats: list[str]) -> str:
     """`unset http_proxy` + `unset https_proxy` → `unset http_proxy https_proxy`."""
     if len(whats) > 1 and all(w.startswith("unset ") for w in whats):
@@ -176,12 +190,16 @@ class BranchConfinedSetup(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         model = ctx.model
-        for block in device_blocks(model):
+        blocks = list(device_blocks(model))
+        if not blocks or not ctx.run.launches:
+            return
+        by_branch = _steps_by_branch(model, {b.id for b in blocks})
+        for block in blocks:
             launch = next((ln for ln in ctx.run.launches if ln.span.start >= block.span.end), None)
             if launch is None:
                 continue
             arms = _arms(block)
-            steps = [self._steps(model, block, k) for k in range(len(arms))]
+            steps = [by_branch.get((block.id, k), []) for k in range(len(arms))]
             live = [k for k, (_, body) in enumerate(arms) if not exits(body)]
             for k in live:
                 missing: dict[int, tuple] = {}  # statement → (statement, whats, branches)
@@ -201,13 +219,3 @@ class BranchConfinedSetup(Rule):
                         "do it",
                         help=f"move it above the {'case' if isinstance(block, Case) else 'if'} "
                              "so every device runs it")
-
-    @staticmethod
-    def _steps(model: ScriptModel, block: Case | If, k: int) -> list[tuple]:
-        if isinstance(block, If) and k >= len(block.branches):
-            return []
-        out = []
-        for s in model.statements:
-            if any(r.block == block.id and r.branch == k for r in s.path):
-                out.extend((s, category, what) for category, what in setup_steps(s))
-        return out

@@ -8,6 +8,7 @@ to a command (inside `( … )` arrays newlines and comments are legal).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
@@ -32,7 +33,7 @@ def _looks_continued(text: str) -> bool:
 class _Code:
     """Which byte ranges are not code (quoted text, heredocs, comments, array literals)."""
 
-    def __init__(self, model: ScriptModel) -> None:
+    def __init__(self, model: ScriptModel, source: SourceText) -> None:
         ranges = [(c.span.start, c.span.end) for c in model.comments]
         ranges += [(h.span.start, h.span.end) for h in model.heredocs]
         for w in all_words(model):
@@ -40,18 +41,38 @@ class _Code:
             quoted = [p.span for p in w.pieces if p.quoted != "none"]
             if quoted:
                 ranges.append((quoted[0].start, quoted[-1].end))
-        self.ranges = ranges
-        self.arrays = [(a.array.span.start, a.array.span.end) for a in model.arrays]
-        self.commands = [c.span for c in model.commands]
+        self.text = _Intervals(ranges)
+        self.arrays = _Intervals([(a.array.span.start, a.array.span.end) for a in model.arrays])
+        self.command_lines: set[int] = set()
+        for c in model.commands:
+            self.command_lines.update(range(source.line_of(c.span.start),
+                                            source.line_of(max(c.span.end - 1, c.span.start)) + 1))
+        self.source = source
 
     def is_code(self, offset: int) -> bool:
-        return not any(a <= offset < b for a, b in self.ranges)
+        return not self.text.holds(offset)
 
-    def in_command(self, start: int, end: int) -> bool:
-        """Bytes [start, end) belong to a command, not to an array literal."""
-        if any(a <= start < b for a, b in self.arrays):
-            return False
-        return any(sp.start < end and start < sp.end for sp in self.commands)
+    def in_command(self, start: int) -> bool:
+        """The line starting at `start` belongs to a command, not to an array literal."""
+        return not self.arrays.holds(start) and self.source.line_of(start) in self.command_lines
+
+
+class _Intervals:
+    """Merged half-open byte ranges with a logarithmic membership test."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for a, b in sorted(ranges):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def holds(self, offset: int) -> bool:
+        i = bisect_right(self.starts, offset) - 1
+        return i >= 0 and offset < self.ends[i]
 
 
 def _lines(source: SourceText) -> Iterator[tuple[int, int, bytes]]:
@@ -120,7 +141,7 @@ class BrokenContinuation(Rule):
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         source = ctx.source
-        code = _Code(ctx.model)
+        code = _Code(ctx.model, source)
         lines = list(_lines(source))
         for i, start, text in lines:
             trailing = _TRAILING.search(text)
@@ -130,14 +151,14 @@ class BrokenContinuation(Rule):
             if not _CONTINUED.search(text) or i + 1 >= len(lines):
                 continue
             slash = start + len(text) - 1
-            if not code.is_code(slash) or not code.in_command(start, slash):
+            if not code.is_code(slash) or not code.in_command(start):
                 continue
             yield from self._cut(ctx, lines, i, slash)
         yield from self._missing(ctx, code)
 
     def _trailing(self, ctx, code: _Code, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
         slash = start + m.start(1) - 1
-        if not code.is_code(slash) or not code.in_command(start, slash):
+        if not code.is_code(slash) or not code.in_command(start):
             return
         after = self._next_code_line(lines, i + 1)
         if after is None or not _looks_continued(lines[after][2].decode("utf-8", "replace")):
@@ -204,7 +225,7 @@ class BrokenContinuation(Rule):
             if not prev.strip() or prev.strip().startswith(b"#") or prev.rstrip().endswith(b"\\"):
                 continue  # blank, comment and trailing-space cuts are reported where they are
             prev_start = source.line_starts[line0 - 1]
-            if not code.in_command(prev_start, prev_start + len(prev)):
+            if not code.in_command(prev_start):
                 continue
             end = prev_start + len(prev)
             yield self.diagnostic(

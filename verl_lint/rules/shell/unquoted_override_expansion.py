@@ -11,16 +11,20 @@ from verl_lint.rules.registry import register
 from verl_lint.shell.model import Piece, ScriptModel, Word
 
 
-def _launch_words(model: ScriptModel, launch: Launch) -> Iterator[Word]:
-    """The words of the launch command, then the elements of the arrays feeding it."""
-    for c in model.commands:
-        if c.span.start == launch.span.start:
-            yield from c.words
-            break
-    feeding = {ov.array for ov in launch.overrides if ov.array}
+def _launch_words(model: ScriptModel, launches: list[Launch]) -> Iterator[tuple[Word, Launch]]:
+    """The words of each launch command, then the elements of the arrays feeding a launch."""
+    commands = {c.span.start: c for c in model.commands}
+    fed: dict[str, Launch] = {}
+    for launch in launches:
+        c = commands.get(launch.span.start)
+        if c is not None:
+            yield from ((w, launch) for w in c.words)
+        for ov in launch.overrides:
+            if ov.array:
+                fed.setdefault(ov.array, launch)
     for a in model.arrays:
-        if a.name in feeding:
-            yield from a.array.elements
+        if a.name in fed:
+            yield from ((w, fed[a.name]) for w in a.array.elements)
 
 
 def _splitting(word: Word) -> Iterator[Piece]:
@@ -81,11 +85,11 @@ class UnquotedOverrideExpansion(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         seen: set[int] = set()
-        for launch in ctx.run.launches:
-            for word in _launch_words(ctx.model, launch):
-                for p in _splitting(word):
-                    if p.span.start in seen:
-                        continue
+        for word, launch in _launch_words(ctx.model, ctx.run.launches):
+            if "@" not in word.text and "*" not in word.text:
+                continue
+            for p in _splitting(word):
+                if p.span.start not in seen:
                     seen.add(p.span.start)
                     yield self._finding(p, launch)
 
