@@ -265,3 +265,9 @@ def test_vl110_only_single_variable_values():
                    " b.megatron.expert_model_parallel_size=${TP}\n")
     [d] = lint(text, "VL110")
     assert "`$TP`" in d.message and d.severity == Severity.INFO
+
+
+def test_vl108_a_fixed_device_needs_no_fallback():
+    body = 'case "$DEVICE" in\n  gpu) X=1 ;;\n  npu) X=2 ;;\nesac\n'
+    assert not lint(HEAD + "DEVICE=npu\n" + body, "VL108")
+    assert lint(HEAD + "DEVICE=${DEVICE:-npu}\n" + body, "VL108")
