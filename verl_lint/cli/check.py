@@ -1,8 +1,9 @@
 """`verl-lint check [PATHS…]` (also `verl-lint PATHS…`).
 
-The command runs in four steps, each a function: `resolve` the options into settings,
-`find_targets` (files, or stdin), `lint_targets` (the engine, serially or with a process pool),
-`report` (the chosen format, statistics, exit status). Exit 0 when nothing at or above
+The command runs in four steps, each a function: `resolver_for` the options into settings,
+`find_targets` (files, or stdin), `lint_targets` (the engine, serially or with a process pool)
+or, with a fix option, `verl_lint.fixes.run_fix_mode`, then `report` (the chosen format or
+statistics) and `exit_status`. Exit 0 when nothing at or above
 `fail-on` was found, 1 when something was, 2 for a usage, configuration or internal error.
 """
 
@@ -49,6 +50,12 @@ class CheckOptions:
     stdin_filename: str | None = None
     force_exclude: bool = False
     show_settings: bool = False
+    # fixes (verl_lint/fixes.py)
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    show_fixes: bool = False
+    add_suppressions: bool = False
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
@@ -180,12 +187,23 @@ def _use_color(opts: CheckOptions, stream) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def report(reports: Sequence, opts: CheckOptions) -> None:
-    from verl_lint.report import RenderOptions, render, statistics, summary
+def _fix_options(opts: CheckOptions):
+    from verl_lint.fixes import FixOptions
 
+    return FixOptions(fix=opts.fix, unsafe_fixes=opts.unsafe_fixes, diff=opts.diff,
+                      show_fixes=opts.show_fixes, add_suppressions=opts.add_suppressions)
+
+
+def _print_errors(reports: Sequence) -> None:
     for r in reports:
         if r.error is not None:
             click.echo(f"error: {r.path}: {r.error}", err=True)
+
+
+def report(reports: Sequence, opts: CheckOptions) -> None:
+    from verl_lint.report import RenderOptions, render, statistics, summary
+
+    _print_errors(reports)
     out = open(opts.output, "w", encoding="utf-8") if opts.output else sys.stdout
     try:
         if opts.statistics:
@@ -277,6 +295,14 @@ def run_check(opts: CheckOptions) -> int:
               help="Apply `exclude` to files named explicitly too (for pre-commit).")
 @click.option("--show-settings", is_flag=True,
               help="Print the settings that apply to the first PATH and exit.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix/--diff/--show-fixes: include fixes that need review.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as a unified diff; change nothing (exit 1 if any).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or applicable).")
+@click.option("--add-suppressions", is_flag=True,
+              help="Insert `# verl-lint: disable=…` for every current finding.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff/--show-fixes: include fixes that need review.")
