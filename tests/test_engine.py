@@ -208,3 +208,19 @@ def test_engine_does_not_import_heavy_packages():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).parent)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_never_raises_on_arbitrary_text():
+    from hypothesis import given, settings as hsettings, strategies as st
+
+    alphabet = st.sampled_from(list("abc =$@{}()[]\"'\\\n\t#;|&-+~.:,0123456789") +
+                               ["python3 -m verl.trainer.main_ppo ", "case $D in ", "esac",
+                                "# verl-lint: disable=", "VL201", "${X:-", "ARR=(", "\"$@\""])
+
+    @hsettings(max_examples=60, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def run(text):
+        report = lint_source(SourceText(text.encode()), Settings(), path="h.sh")
+        assert isinstance(report, FileReport)
+
+    run()
