@@ -50,12 +50,6 @@ class CheckOptions:
     stdin_filename: str | None = None
     force_exclude: bool = False
     show_settings: bool = False
-    # fixes (verl_lint/fixes.py)
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-    show_fixes: bool = False
-    add_suppressions: bool = False
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
@@ -187,13 +181,6 @@ def _use_color(opts: CheckOptions, stream) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def _fix_options(opts: CheckOptions):
-    from verl_lint.fixes import FixOptions
-
-    return FixOptions(fix=opts.fix, unsafe_fixes=opts.unsafe_fixes, diff=opts.diff,
-                      show_fixes=opts.show_fixes, add_suppressions=opts.add_suppressions)
-
-
 def _print_errors(reports: Sequence) -> None:
     for r in reports:
         if r.error is not None:
@@ -240,8 +227,9 @@ def run_check(opts: CheckOptions) -> int:
                             opts.add_suppressions)
         if fixing.active:  # fixes.py applies fixes/suppressions and re-lints
             reports, status = run_fix_mode(targets, settings_for, fixing, quiet=opts.quiet)
-            if status is not None:
-                return status
+            if status is not None:  # --diff, or fixed stdin: fixes.py printed the result
+                _print_errors(reports)
+                return 2 if any(r.error is not None for r in reports) else status
         else:
             reports = lint_targets(targets, settings_for, opts.jobs or os.cpu_count() or 1)
         try:
@@ -295,14 +283,6 @@ def run_check(opts: CheckOptions) -> int:
               help="Apply `exclude` to files named explicitly too (for pre-commit).")
 @click.option("--show-settings", is_flag=True,
               help="Print the settings that apply to the first PATH and exit.")
-@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
-@click.option("--unsafe-fixes", is_flag=True,
-              help="With --fix/--diff/--show-fixes: include fixes that need review.")
-@click.option("--diff", is_flag=True,
-              help="Print the fixes as a unified diff; change nothing (exit 1 if any).")
-@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or applicable).")
-@click.option("--add-suppressions", is_flag=True,
-              help="Insert `# verl-lint: disable=…` for every current finding.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff/--show-fixes: include fixes that need review.")
