@@ -201,7 +201,10 @@ class _Analyzer:
             self._apply(state, origins, seq, ov, parsed)
         config = build_effective(self.release.version, self.name, state.root, origins)
         result = self._result(config, base=base)
-        result.missing = list(_missing(state.root, ""))
+        result.missing = [k for k in _base_missing(base)
+                          if hs.lookup(state.root, tuple(k.split("."))) == hs.MISSING]
+        result.missing += [a.key for a in self.applied
+                           if a.value == hs.MISSING and a.key not in result.missing]
         return result
 
     _unresolved: str | None = None
@@ -469,6 +472,17 @@ class _Analyzer:
 
     def _suggest(self, key: str) -> list[str]:
         return closest_keys(key, (), None, tree=self._base_root)
+
+
+_MISSING_CACHE: dict[int, tuple[dict, list[str]]] = {}
+
+
+def _base_missing(base: dict) -> list[str]:
+    """Keys that are `???` in a shared composed tree (computed once per tree)."""
+    hit = _MISSING_CACHE.get(id(base))
+    if hit is None or hit[0] is not base:
+        hit = _MISSING_CACHE[id(base)] = (base, list(_missing(base, "")))
+    return hit[1]
 
 
 def _missing(node: Any, prefix: str):

@@ -7,6 +7,7 @@ refusal) is written to the disk cache. Trees are shared: never mutate one.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from verl_lint.verl import cache, data
@@ -48,6 +49,7 @@ def _compose(release: VerlRelease, entry: EntryPoint, config_name: str,
     return tree
 
 
+@lru_cache(maxsize=None)
 def _data_stamp(version: str) -> str:
     """Changes when the bundled data is rebuilt (the verl-lint version alone may not)."""
     st = (data.DATA_DIR / f"{version}-composed.json.gz").stat()

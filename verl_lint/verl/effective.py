@@ -62,6 +62,9 @@ class EffectiveConfig:
         return key in self._entries
 
     def keys(self, prefix: str = "") -> Iterator[str]:
+        narrow = getattr(self._entries, "keys_with_prefix", None)  # lazy entries walk less
+        if narrow is not None:
+            return narrow(prefix)
         return (k for k in self._entries if k.startswith(prefix))
 
     @classmethod

@@ -35,10 +35,35 @@ class _Entries(Mapping):
             self._walk(self.root, (), (), 0)
         return self._flat
 
-    def _walk(self, node: Any, path: Path, loc: Path, depth: int) -> None:
+    def keys_with_prefix(self, prefix: str) -> Iterator[str]:
+        """Keys starting with `prefix`, walking only the subtree that can hold them."""
+        if not prefix or self._flat is not None:
+            return (k for k in self.flat if k.startswith(prefix))
+        parts = tuple(prefix.split("."))[:-1]
+        node: Any = self.root
+        loc: Path | None = ()
+        for k in parts:
+            if hs.is_interp(node) and loc is not None:
+                try:
+                    target = hs.interpolation_target(self.root, loc, node)
+                except (hs.Unresolvable, hs.HydraReject):
+                    return iter(())
+                node, loc = target.value, target.path
+            if not isinstance(node, dict) or k not in node:
+                return iter(())
+            node = node[k]
+            loc = loc + (k,) if loc is not None else None
+        out: dict[str, tuple[Path, Path]] = {}
+        self._walk(node, parts, loc if loc is not None else (), 0, out)
+        return (k for k in out if k.startswith(prefix))
+
+    def _walk(self, node: Any, path: Path, loc: Path, depth: int,
+              out: dict[str, tuple[Path, Path]] | None = None) -> None:
+        if out is None:
+            out = self._flat
         if isinstance(node, dict) and node:
             for k, v in node.items():
-                self._walk(v, path + (k,), loc + (k,), depth)
+                self._walk(v, path + (k,), loc + (k,), depth, out)
             return
         if hs.is_interp(node) and depth < 8:
             try:
@@ -48,9 +73,10 @@ class _Entries(Mapping):
             if target is not None and isinstance(target.value, dict) and target.value:
                 base = target.path  # None: the oc.select default ({…}) is used
                 for k, v in target.value.items():
-                    self._walk(v, path + (k,), (base + (k,)) if base is not None else (), depth + 1)
+                    self._walk(v, path + (k,), (base + (k,)) if base is not None else (),
+                               depth + 1, out)
                 return
-        self._flat[".".join(path)] = (path, loc)
+        out[".".join(path)] = (path, loc)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.flat)
@@ -59,14 +85,48 @@ class _Entries(Mapping):
         return len(self.flat)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.flat
+        return isinstance(key, str) and self._locate(key) is not None
 
     def __getitem__(self, key: str) -> Resolved:
         hit = self._done.get(key)
         if hit is None:
-            path, loc = self.flat[key]
-            hit = self._done[key] = self._resolve(key, path, loc)
+            where = self._flat.get(key) if self._flat is not None else self._locate(key)
+            if where is None:
+                raise KeyError(key)
+            hit = self._done[key] = self._resolve(key, *where)
         return hit
+
+    def _locate(self, key: str) -> tuple[Path, Path] | None:
+        """(path, where its raw value lives) for a leaf key, without flattening everything.
+
+        Mirrors `_walk`: containers reached through a `${…}` interpolation are entered at
+        their target; only leaves (and empty dicts) are entries."""
+        path = tuple(key.split("."))
+        node: Any = self.root
+        loc: Path | None = ()
+        for depth, k in enumerate(path):
+            if hs.is_interp(node) and loc is not None:
+                try:
+                    target = hs.interpolation_target(self.root, loc, node)
+                except (hs.Unresolvable, hs.HydraReject):
+                    return None
+                if not isinstance(target.value, dict) or not target.value:
+                    return None
+                node, loc = target.value, target.path
+            if not isinstance(node, dict) or k not in node:
+                return None
+            node = node[k]
+            loc = loc + (k,) if loc is not None else None
+        if isinstance(node, dict) and node:
+            return None
+        if hs.is_interp(node) and loc is not None:
+            try:
+                target = hs.interpolation_target(self.root, loc, node)
+            except (hs.Unresolvable, hs.HydraReject):
+                target = None
+            if target is not None and isinstance(target.value, dict) and target.value:
+                return None
+        return path, (loc if loc is not None else ())
 
     def origin_of(self, path: Path) -> Origin:
         best = None

@@ -289,8 +289,11 @@ def hydra_select(root: dict, parts: tuple[str, ...]) -> Any:
         if is_interp(nxt):
             try:
                 nxt = interpolation_target(root, parts[:i + 1], nxt).value
-            except Unresolvable as exc:
-                raise HydraReject("type", f"cannot resolve {exc}", parts[:i + 1]) from None
+            except Unresolvable:
+                try:  # a string interpolation (`ckpt/${a}/${b}`): resolves, but to a string
+                    nxt, _ = resolve_string(root, parts[:i + 1], nxt)
+                except Unresolvable as exc:
+                    raise HydraReject("type", f"cannot resolve {exc}", parts[:i + 1]) from None
         if not is_container(nxt):
             return None  # OmegaConf's select swallows "not a container" here: Hydra adds
         node = nxt

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from typing import Any, Iterable
 
 _paths_cache: dict[int, tuple[Any, list[str]]] = {}
@@ -36,18 +37,25 @@ def _subsequence(short: list[str], long: list[str]) -> bool:
     return len(short) >= 2 and all(p in it for p in short)
 
 
+@lru_cache(maxsize=65536)
 def leaf_similarity(a: str, b: str) -> float:
     """How alike two key names are: spelling, acronyms (`lr` ~ `learning_rate`), and dropped
     words (`tensor_parallel_size` ~ `tensor_model_parallel_size`)."""
     if a == b:
         return 1.0
-    score = difflib.SequenceMatcher(None, a, b).ratio()
+    matcher = difflib.SequenceMatcher(None, a, b)
+    score = matcher.ratio() if matcher.real_quick_ratio() >= 0.75 and \
+        matcher.quick_ratio() >= 0.75 else 0.0
     if (len(a) >= 2 and _acronym(b) == a) or (len(b) >= 2 and _acronym(a) == b):
         score = max(score, 0.95)
     pa, pb = a.split("_"), b.split("_")
     if _subsequence(pa, pb) or _subsequence(pb, pa):
         score = max(score, 0.9)
     return score
+
+
+def _path_ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | None = None, *,
@@ -89,7 +97,7 @@ def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | No
         inside = (not ancestor and len(parts) > 1 and
                   p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
             (ancestor and p.startswith(ancestor + "."))
-        score = 2 * s + difflib.SequenceMatcher(None, key, p).ratio() + (1 if inside else 0)
+        score = 2 * s + _path_ratio(key, p) + (1 if inside else 0)
         scored.append((score, p))
     if scored:
         best = max(score for score, _ in scored)
