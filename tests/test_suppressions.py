@@ -94,3 +94,8 @@ def test_unused_has_the_rule_metadata(fakes):
     assert d.url.endswith("#vl002-unused-suppression")
     assert lint("echo\n# verl-lint: disable=VL901\necho\n",
                 severity={"VL002": "info"}).diagnostics[0].severity.value == "info"
+
+
+def test_file_wide_all_also_silences_vl002(fakes):
+    text = "#!/bin/bash\n# verl-lint: disable=all\nbad\n# verl-lint: disable=VL902\necho\n"
+    assert lint(text).diagnostics == []

@@ -167,7 +167,8 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
         diagnostics = suppressions.filter(diagnostics)
         if UNUSED_CODE in enabled:
             unused = suppressions.unused(source, enabled)
-            if unused and UNUSED_CODE not in suppressions.file_wide_codes():
+            # a file-wide `disable=VL002` or `disable=all` opts the file out of VL002 too
+            if unused and not {UNUSED_CODE, "ALL"} & suppressions.file_wide_codes():
                 diagnostics.extend(_finish(d, settings, path) for d in unused)
     diagnostics.sort(key=Diagnostic.sort_key)
     report.diagnostics = diagnostics
