@@ -153,7 +153,7 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
         line_span = source.span(line_start, next_line)
         if not own_line:
             directives.append(Directive(comment.span, "line", codes, own_line=False))
-        elif _in_header(source, line0):
+        elif in_header(source, line0):
             directives.append(Directive(comment.span, "file", codes, line_span=line_span))
         else:
             target = model.next_statement_span(comment.span.end)
@@ -162,8 +162,10 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
     return Suppressions(directives)
 
 
-def _in_header(source: SourceText, line0: int) -> bool:
-    """Only comment lines (the shebang, a licence…) above: the directive is file-wide."""
+def in_header(source: SourceText, line0: int) -> bool:
+    """Whether a directive on 0-based `line0` is file-wide: only comment lines (the shebang, a
+    licence…) above it. Tools inserting a next-statement directive there must add a blank line
+    before it."""
     return all(source.line_bytes(i).lstrip().startswith(b"#") for i in range(line0))
 
 
