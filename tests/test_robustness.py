@@ -214,3 +214,18 @@ def test_over_budget_file_is_reported_not_stuck(monkeypatch) -> None:
                               path="slow.sh", timeout=0.3)
     assert time.perf_counter() - started < 5
     assert report.error and "budget" in report.error
+
+
+def test_parallel_jobs_give_the_same_reports_in_the_same_order() -> None:
+    _, Settings = _engine()
+    from pathlib import Path
+
+    from verl_lint.engine import lint_paths
+
+    paths = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "corpus").rglob("*.sh"))
+    settings = Settings()
+    serial = lint_paths(paths, lambda _: settings, jobs=1)
+    parallel = lint_paths(paths, lambda _: settings, jobs=2)
+    assert [r.path for r in serial] == [r.path for r in parallel]
+    assert [[d.model_dump() for d in r.diagnostics] for r in serial] == \
+        [[d.model_dump() for d in r.diagnostics] for r in parallel]
