@@ -266,3 +266,15 @@ def test_fixture_scripts_parse_cleanly(path):
     assert m.errors == ()
     for s in m.statements:
         assert 0 <= s.span.start <= s.span.end <= m.length
+
+
+def test_hostile_nesting_never_raises():
+    from verl_lint.evaluate import evaluate_script
+
+    for text in ("{ " * 600 + "echo x; " + "}; " * 600,
+                 "X=" + "${A:-" * 400 + "x" + "}" * 400 + "\n",
+                 "if true; then " * 400 + ":" + "; fi" * 400 + "\n",
+                 "f() { f; }\nf\n"):
+        m = parse(text)
+        evaluate_script(m)
+        assert len(m.statements) >= 0

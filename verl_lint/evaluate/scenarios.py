@@ -85,7 +85,15 @@ def evaluate_script(model: ScriptModel, *, device: str | None = None,
                     known_env: frozenset[str] = frozenset()) -> list[ScenarioRun]:
     """Interpret `model` once per scenario; never raises on any parsed script."""
     scenarios, var = infer_scenarios(model, device, pins)
-    return [Interpreter(model, sc, frozenset(known_env), var).run() for sc in scenarios]
+    return [_run(model, sc, frozenset(known_env), var) for sc in scenarios]
+
+
+def _run(model: ScriptModel, scenario: Scenario, known_env: frozenset[str],
+         var: str | None) -> ScenarioRun:
+    try:
+        return Interpreter(model, scenario, known_env, var).run()
+    except RecursionError:  # hostile nesting: nothing can be said about this scenario
+        return ScenarioRun(scenario=scenario)
 
 
 __all__ = ["device_branches", "evaluate_script", "infer_scenarios"]

@@ -389,14 +389,16 @@ class ScriptModel(BaseModel):
     def statements(self) -> tuple[Statement, ...]:
         """Every statement, nested ones included, in source order (pipelines and their parts)."""
         out: list = []
-
-        def walk(stmts) -> None:
-            for s in stmts:
-                out.append(s)
-                for child in children(s):
-                    walk(child)
-
-        walk(self.body)
+        stack = [iter(self.body)]  # iterative pre-order: deep nesting must not recurse
+        while stack:
+            s = next(stack[-1], None)
+            if s is None:
+                stack.pop()
+                continue
+            out.append(s)
+            kids = children(s)
+            for group in reversed(kids):
+                stack.append(iter(group))
         return tuple(out)
 
     @cached_property

@@ -849,7 +849,15 @@ def parse_script(source: SourceText) -> ScriptModel:
         if masked != data:
             root = parser.parse(masked).root_node
     b = _Builder(source)
-    body = b.stmts(root.children, _Ctx())
+    try:
+        body = b.stmts(root.children, _Ctx())
+    except RecursionError:  # hostile nesting (hundreds of levels): say so rather than crash
+        model = ScriptModel.model_construct(length=len(data), errors=(build(
+            ParseError, span=b.span(0, len(data)),
+            message="the script is nested too deeply for verl-lint to analyse"),))
+        model._source = source
+        model._span_of = b.span
+        return model
     b.comments.sort(key=lambda c: c.span.start)
     model = ScriptModel.model_construct(
         body=tuple(body), comments=tuple(b.comments), heredocs=tuple(b.heredocs),
