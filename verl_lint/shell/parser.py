@@ -825,10 +825,18 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
                 span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))
             return
         if n.is_error:
-            text = builder.text(n).strip().splitlines()
-            near = text[0][:40] if text else "end of file"
-            out.append(build(ParseError,
-                span=builder.nspan(n), message=f"syntax error near `{near}`"))
+            # a big error region holds the statements tree-sitter could still read; bash stops
+            # where the first error nested in it starts
+            inner = next((c for c in n.children if c.is_error), n)
+            raw = builder.data[inner.start_byte:inner.end_byte]
+            lead = len(raw) - len(raw.lstrip())
+            start = inner.start_byte + lead
+            nl = builder.data.find(b"\n", start, inner.end_byte)
+            end = inner.end_byte if nl < 0 else nl  # underline one line, not the whole region
+            text = _dec(builder.data[start:end]).strip()
+            near = text[:40] if text else "end of file"
+            out.append(build(ParseError, span=builder.span(start, max(start, end)),
+                             message=f"syntax error near `{near}`"))
             return
         for c in n.children:
             if c.has_error or c.is_missing:
