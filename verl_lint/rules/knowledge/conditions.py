@@ -129,6 +129,9 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
+_LAST: list = []  # [context, Facts]: the engine runs every launch rule on one context object
+
+
 @dataclass
 class Facts:
     """What a knowledge rule may ask about one launch."""
@@ -142,6 +145,15 @@ class Facts:
 
     @classmethod
     def from_context(cls, ctx: "LaunchContext") -> "Facts":
+        """The facts of a launch, shared by every knowledge rule run on the same context."""
+        if _LAST and _LAST[0] is ctx:
+            return _LAST[1]
+        facts = cls._build(ctx)
+        _LAST[:] = [ctx, facts]
+        return facts
+
+    @classmethod
+    def _build(cls, ctx: "LaunchContext") -> "Facts":
         config = ctx.config
         assert config is not None
         device = ctx.run.scenario.device
@@ -178,27 +190,30 @@ def known_basename(ctx: "LaunchContext", resolved: Resolved | None) -> str | Non
     the evaluator does)."""
     if resolved is None or resolved.origin.kind != "script" or resolved.origin.span is None:
         return None
-    ov = next((o for o in ctx.launch.overrides if o.span == resolved.origin.span), None)
+    start = resolved.origin.span.start
+    ov = next((o for o in ctx.launch.overrides if o.span.start == start), None)
     word = _word_at(ctx.model, resolved.origin.span)
     if ov is None or word is None:
         return None
+    starts = {f.start for f in ov.fed_by}
     feeders = {a.name: a.value for a in getattr(ctx.model, "assignments", ())
-               if a.value is not None and any(a.span == f for f in ov.fed_by)}
+               if a.value is not None and a.span.start in starts}
     tail, _ = _literal_tail(word, feeders, depth=0)
     tail = tail.split("=", 1)[1] if "=" in tail and tail.split("=", 1)[0] == ov.key else tail
     return tail if "/" in tail and not tail.endswith("/") else None
 
 
 def _word_at(model: Any, span: Any) -> Any:
-    for a in getattr(model, "assignments", ()):
-        if a.array is not None:
+    for a in getattr(model, "arrays", ()):
+        if a.span.start <= span.start < a.span.end:
             for w in a.array.elements:
-                if w.span == span:
+                if w.span.start == span.start:
                     return w
     for c in getattr(model, "commands", ()):
-        for w in c.words:
-            if w.span == span:
-                return w
+        if c.span.start <= span.start < c.span.end:
+            for w in c.words:
+                if w.span.start == span.start:
+                    return w
     return None
 
 

@@ -35,9 +35,10 @@ def _bare(key: str) -> str:
     return key.split("@", 1)[0]
 
 
-def _common(a: str, b: str) -> int:
+def _shared(ov: Override, parts: list[str]) -> int:
+    """How many leading dotted segments the override's key shares with `parts`."""
     n = 0
-    for x, y in zip(a.split("."), b.split(".")):
+    for x, y in zip(_bare(ov.key).split("."), parts):
         if x != y:
             break
         n += 1
@@ -85,12 +86,14 @@ def _insertion(ctx: "LaunchContext", key: str, word: str, near: str | None,
         overrides = [o for o in overrides if _bare(o.key).startswith(near)] or overrides
     if not overrides:
         return None
+    parts = key.split(".")
+    scored = [(o, _shared(o, parts)) for o in overrides]
     if not device_specific:  # a finding every scenario shares: fix it outside device branches
-        shared = [o for o in overrides if not _in_any_branch(ctx, o.span)]
-        if shared and max(_common(_bare(o.key), key) for o in shared) >= 2:
-            overrides = shared
-    best = max(_common(_bare(o.key), key) for o in overrides)
-    siblings = [o for o in overrides if _common(_bare(o.key), key) == best]
+        shared = [(o, n) for o, n in scored if n >= 2 and not _in_any_branch(ctx, o.span)]
+        if shared:
+            scored = [(o, n) for o, n in scored if not _in_any_branch(ctx, o.span)]
+    best = max(n for _, n in scored)
+    siblings = [o for o, n in scored if n == best]
     if device_specific:
         own = [o for o in siblings if _in_scenario_branch(ctx, o.span)]
         if own:
@@ -114,7 +117,7 @@ def launch_head_span(ctx: "LaunchContext") -> Span:
 def value_span(ctx: "LaunchContext", word: Span) -> Span:
     """The value token of the launch's override whose word is `word` (else `word`)."""
     for ov in ctx.launch.overrides:
-        if ov.span == word or ov.key_span == word:
+        if ov.span.start == word.start or ov.key_span.start == word.start:
             return ov.value_span or ov.span
     return word
 
@@ -126,7 +129,7 @@ def describe_origin(ctx: "LaunchContext", resolved) -> str:
     if origin is None or origin.kind != "script" or origin.span is None:
         return text
     for ov in ctx.launch.overrides:
-        if ov.span == origin.span and ov.variables and ov.fed_by:
+        if ov.span.start == origin.span.start and ov.variables and ov.fed_by:
             return f"{text} from ${ov.variables[-1]}, line {ov.fed_by[-1].line}"
     return text
 
@@ -169,25 +172,34 @@ def _before_word(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
 
 # ---- device branches (needs the ScriptModel's branch paths) -----------------------------------
 
-def _branches(ctx: "LaunchContext"):
+_BRANCHES: list = []  # [context, branches]: computed once per launch context
+
+
+def _branches(ctx: "LaunchContext") -> list:
     """(block, branch span, branch body, taken in this scenario) for every case item and if arm.
 
     A branch is this scenario's when its `case` pattern is the scenario's pinned value of the
     subject variable, or its `if` tests that variable `=`/`==` that value."""
+    if _BRANCHES and _BRANCHES[0] is ctx:
+        return _BRANCHES[1]
     from verl_lint.shell.model import Case
 
     pins = dict(ctx.run.scenario.pins)
+    out = []
     for block in getattr(ctx.model, "blocks", {}).values():
         if isinstance(block, Case):
             value = pins.get(block.subject_variable or "")
             for item in block.items:
-                yield block, item.span, item.body, value in item.literal_patterns
+                out.append((block, item.span, item.body,
+                            value is not None and value in item.literal_patterns))
         else:
             for arm in block.branches:
                 c = arm.condition
                 ours = (c is not None and c.variable in pins and c.operator in ("=", "==")
                         and c.operand == pins[c.variable])
-                yield block, arm.span, arm.body, ours
+                out.append((block, arm.span, arm.body, ours))
+    _BRANCHES[:] = [ctx, out]
+    return out
 
 
 def _in_any_branch(ctx: "LaunchContext", span: Span) -> bool:
