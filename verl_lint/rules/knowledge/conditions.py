@@ -129,7 +129,8 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
-_LAST: list = []  # [context, Facts]: the engine runs every launch rule on one context object
+# (context, Facts): the engine runs every launch rule on one context object
+_LAST: "tuple[Any, Facts] | None" = None
 
 
 @dataclass
@@ -146,10 +147,12 @@ class Facts:
     @classmethod
     def from_context(cls, ctx: "LaunchContext") -> "Facts":
         """The facts of a launch, shared by every knowledge rule run on the same context."""
-        if _LAST and _LAST[0] is ctx:
-            return _LAST[1]
+        global _LAST
+        last = _LAST  # one read: another thread may replace it
+        if last is not None and last[0] is ctx:
+            return last[1]
         facts = cls._build(ctx)
-        _LAST[:] = [ctx, facts]
+        _LAST = (ctx, facts)
         return facts
 
     @classmethod

@@ -172,7 +172,7 @@ def _before_word(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
 
 # ---- device branches (needs the ScriptModel's branch paths) -----------------------------------
 
-_BRANCHES: list = []  # [context, branches]: computed once per launch context
+_BRANCHES: tuple | None = None  # (context, branches): computed once per launch context
 
 
 def _branches(ctx: "LaunchContext") -> list:
@@ -180,8 +180,10 @@ def _branches(ctx: "LaunchContext") -> list:
 
     A branch is this scenario's when its `case` pattern is the scenario's pinned value of the
     subject variable, or its `if` tests that variable `=`/`==` that value."""
-    if _BRANCHES and _BRANCHES[0] is ctx:
-        return _BRANCHES[1]
+    global _BRANCHES
+    last = _BRANCHES  # one read: another thread may replace it
+    if last is not None and last[0] is ctx:
+        return last[1]
     from verl_lint.shell.model import Case
 
     pins = dict(ctx.run.scenario.pins)
@@ -198,7 +200,7 @@ def _branches(ctx: "LaunchContext") -> list:
                 ours = (c is not None and c.variable in pins and c.operator in ("=", "==")
                         and c.operand == pins[c.variable])
                 out.append((block, arm.span, arm.body, ours))
-    _BRANCHES[:] = [ctx, out]
+    _BRANCHES = (ctx, out)
     return out
 
 
