@@ -473,6 +473,10 @@ GOOD = """\
      "unknown placeholder(s) {colour}"),
     (("set: {trainer.ray_wait_register_center_timeout: 600}", "set: {}"), "require.0.fix.set",
      "at least 1"),
+    (("      device: npu\n", '      config:\n        - {key: a.b, "~=": 1}\n'), "when.config.0",
+     "(got none; unknown: ~=)"),
+    (("      device: npu\n", "      config:\n        - any: [{key: a.b}]\n"),
+     "when.config.0.any.0", "exactly one operator"),
 ])
 def test_malformed_rule_names_file_rule_and_field(tmp_path, mutation, field, problem):
     folder = _rule_file(tmp_path, GOOD.replace(*mutation))

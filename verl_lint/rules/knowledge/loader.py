@@ -14,7 +14,7 @@ from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.families import (
     FAMILY_FILE, FamilyMatcher, FamilyTable, load_family_table,
 )
-from verl_lint.rules.knowledge.schema import RuleSpec
+from verl_lint.rules.knowledge.schema import LOC_TAGS, RuleSpec
 from verl_lint.settings import SettingsError
 
 # `verl_lint/rules/knowledge/builtin` is a symlink to the top-level `rules/` folder, so the
@@ -35,7 +35,8 @@ class KnowledgeBaseError(SettingsError):
 def format_validation_error(path: Path, rule: str, exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after", "function-before"))
+        loc = ".".join(str(p) for p in err["loc"]
+                       if p not in LOC_TAGS and not str(p).startswith("function-"))
         msg = err["msg"].removeprefix("Value error, ")
         lines.append(f"{path}: rule {rule}: field `{loc or '<file>'}`: {msg}")
     return "\n".join(lines)

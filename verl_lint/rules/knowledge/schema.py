@@ -8,9 +8,11 @@ One file = one rule. The pydantic models below are the format's reference; READM
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator,
+)
 
 from verl_lint.diagnostics import Severity
 from verl_lint.verl.versions import in_range
@@ -84,9 +86,9 @@ class KeyCondition(BaseModel):
             return data
         ops = [k for k in data if k in OPERATORS]
         if len(ops) != 1:
-            raise ValueError(
-                f"needs exactly one operator among {', '.join(OPERATORS)} (got "
-                f"{', '.join(ops) or 'none'})")
+            strange = [str(k) for k in data if k not in OPERATORS and k not in cls.model_fields]
+            got = ", ".join(ops) or "none" + (f"; unknown: {', '.join(strange)}" if strange else "")
+            raise ValueError(f"needs exactly one operator among {', '.join(OPERATORS)} (got {got})")
         data = dict(data)
         op = ops[0]
         value = data.pop(op)
@@ -124,6 +126,15 @@ class AnyOf(BaseModel):
     any: list[KeyCondition] = Field(min_length=1)
 
 
+# `{any: […]}` or `{key: …, <op>: …}`: pick the model by shape, so errors name one of them
+Condition = Annotated[
+    Union[Annotated[KeyCondition, Tag("condition")], Annotated[AnyOf, Tag("any-of")]],
+    Discriminator(lambda v: "any-of" if isinstance(v, (dict, AnyOf)) and (
+        "any" in v if isinstance(v, dict) else True) else "condition"),
+]
+LOC_TAGS = frozenset({"condition", "any-of"})  # not fields: left out of error locations
+
+
 class ModelCondition(BaseModel):
     """Conditions on the model named by the effective `actor_rollout_ref.model.path`."""
 
@@ -147,7 +158,7 @@ class When(BaseModel):
     rollout: list[str] | None = None  # effective actor_rollout_ref.rollout.name
     strategy: list[str] | None = None  # effective actor_rollout_ref.actor.strategy
     model: ModelCondition | None = None
-    config: list[KeyCondition | AnyOf] = Field(default_factory=list)
+    config: list[Condition] = Field(default_factory=list)
 
     _one_or_many = field_validator("device", "entry_point", "rollout", "strategy",
                                    mode="before")(_listify)
