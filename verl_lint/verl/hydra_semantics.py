@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from verl_lint.verl import cache
@@ -72,6 +73,7 @@ def parse(text: str) -> Parsed:
     return _hydra_parse(text)
 
 
+@lru_cache(maxsize=8192)
 def _hydra_parse(text: str) -> Parsed:
     hit = cache.load("parse", text)
     if hit is not cache.MISS:
