@@ -662,3 +662,51 @@ def test_fix_joins_the_scenario_if_block():
     assert ("    ROLLOUT+=(actor_rollout_ref.rollout.enforce_eager=True "
             "+actor_rollout_ref.rollout.engine_kwargs.vllm.mm_processor_cache_gb=0)\nfi\n"
             ) in apply_fix(ctx, diags[0].fix)
+
+
+def _rule_keys(spec):
+    """(key, release range) of every literal key a rule reads, except keys it requires to be
+    added (`if_missing: violated`: absent from verl's config by design)."""
+    def of_when(when, rng):
+        for c in when.config if when else ():
+            for cond in getattr(c, "any", None) or [c]:
+                yield cond.key, rng
+    rng = spec.when.verl
+    yield from of_when(spec.when, rng)
+    for entry in (*spec.require, *spec.forbid):
+        entry_rng = (entry.when.verl if entry.when else None) or rng
+        if "*" not in entry.key and entry.if_missing != "violated":
+            yield entry.key, entry_rng
+        if hasattr(entry.value, "key"):
+            yield entry.value.key, entry_rng
+        yield from of_when(entry.when, entry_rng)
+
+
+def test_rule_keys_exist_in_verl_releases_of_their_range():
+    """A misspelt key would silently never match: each key must exist in some bundled release
+    (ppo_trainer or ppo_megatron_trainer) inside the rule's range."""
+    import gzip
+    import json
+
+    from verl_lint.rules.knowledge import load_builtin_rules
+    from verl_lint.verl.versions import SUPPORTED_VERSIONS, in_range
+
+    data = Path(__file__).resolve().parent.parent / "verl_lint" / "verl" / "data"
+
+    def has(tree, key):
+        node = tree
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    trees = {}
+    for v in SUPPORTED_VERSIONS:
+        composed = json.load(gzip.open(data / f"{v}-composed.json.gz"))
+        trees[v] = [t for name, t in composed.items()
+                    if "|ppo_trainer|" in name or "|ppo_megatron_trainer|" in name]
+    for rule in load_builtin_rules():
+        for key, rng in _rule_keys(rule.spec):
+            versions = [v for v in SUPPORTED_VERSIONS if in_range(v, rng)]
+            assert any(has(t, key) for v in versions for t in trees[v]), (rule.code, key)
