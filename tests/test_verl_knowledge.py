@@ -287,3 +287,23 @@ def test_warm_lint_does_not_import_hydra(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(script)], env=env,
                          capture_output=True, text=True)
     assert out.stdout.strip().endswith("NOHYDRA"), out.stdout + out.stderr
+
+
+def test_cache_safe_under_concurrent_writers(tmp_path):
+    """Pre-commit runs hooks in parallel: writers racing on one entry never expose half a file."""
+    code = (
+        "import os, sys\n"
+        "os.environ['VERL_LINT_CACHE_DIR'] = sys.argv[1]\n"
+        "from verl_lint.verl import cache\n"
+        "value = {'tree': list(range(20000))}\n"
+        "for i in range(60):\n"
+        "    cache.store('ns', 'same-key', value)\n"
+        "    got = cache.load('ns', 'same-key')\n"
+        "    assert got is cache.MISS or got == value, 'torn read'\n"
+        "print('ok')\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 and out.strip() == "ok" for p, (out, _) in zip(procs, outs)), outs
+    assert not list(tmp_path.rglob(".tmp-*"))
