@@ -777,8 +777,13 @@ class Interpreter:
 
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
-        acc: list = []
         pieces = w.pieces
+        if len(pieces) == 1 and pieces[0].kind == "literal" and "~" not in pieces[0].value:
+            p = pieces[0]  # the common case: one literal word, nothing to expand or split
+            src = p.span.start if p.text == p.value else (
+                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
+            return [Field([Part(p.value, src)], w.span, array=array)]
+        acc: list = []
         if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].quoted == "double":
             kind, val = self.piece(pieces[0], st, acc, True)
             if kind == "fields":
