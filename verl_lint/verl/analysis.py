@@ -225,6 +225,8 @@ class _Analyzer:
                 p = hs.Parsed(prefix=p.prefix, key=p.key, package=p.package, value=ov.value)
         else:
             p = hs.parse(word)
+        if p.error is None and not p.key:
+            p = hs.Parsed(prefix=p.prefix, key="", error="the override has no key")
         if p.error is not None:
             self.problem("syntax", ov, ov.key, f"Hydra cannot parse override '{word or ov.key}': "
                          f"{p.error}", span=ov.span, hydra_message=p.error)
@@ -273,7 +275,8 @@ class _Analyzer:
             return (f"config group '{p.key}' has no option '{p.value}' in verl {v}; "
                     f"available: {', '.join(options)}")
         first = failure.message.splitlines()[0]
-        return f"Hydra cannot apply group override '{p.prefix}{p.key}={p.value}' in verl {v}: {first}"
+        word = f"{p.prefix}{p.key}" + (f"={p.value}" if p.has_value and p.value is not None else "")
+        return f"Hydra cannot apply group override '{word}' in verl {v}: {first}"
 
     # -- value overrides ----------------------------------------------------------------------
 
