@@ -204,3 +204,20 @@ def test_unknown_operand_never_fires(case, data):
     blurred = dict(values, **{key: Unknown(reason=f"${key}")})
     found = lint(rule, config(base, _script(blurred)), visible=visible)
     assert not any(key in d.message for d in found), [d.message for d in found]
+
+
+ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-4, 64), st.floats(allow_nan=False),
+                      st.sampled_from(["", "???", "megatron", "fsdp", "vllm", "8", "auto"]),
+                      st.lists(st.integers(0, 3), max_size=2))
+
+
+@given(base=st.sampled_from([FSDP, MEGATRON]),
+       version=st.sampled_from(["0.4.0", "0.7.1", "0.9.1"]),
+       changes=st.dictionaries(st.sampled_from(sorted(MEGATRON.keys() | FSDP.keys())), ANY_VALUE,
+                               max_size=6),
+       visible=st.one_of(st.none(), st.sampled_from(["", "0", "0,1,2,3", "0,,1", "a,b"])))
+def test_rules_never_raise(base, version, changes, visible):
+    cfg = config(base, _script(changes), version=version)
+    for rule in (VL301, VL302, VL303, VL304, VL305, VL306, VL307):
+        for d in lint(rule, cfg, visible=visible, device="gpu" if visible else None):
+            assert d.code == rule.code and d.message
