@@ -221,7 +221,8 @@ class SetOptions(_Node):
 
 
 class Command(_Node):
-    """A simple command: `words[0]` is the command name (None when only assignments)."""
+    """A simple command: `words[0]` is the command name. Tests `[ … ]` / `[[ … ]]` are commands
+    too (named `[` / `[[`, words = operands and operators), so their expansions are visible."""
 
     kind: Literal["command"] = "command"
     words: tuple[Word, ...] = ()
