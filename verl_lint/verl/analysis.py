@@ -242,12 +242,23 @@ class _Analyzer:
 
     def _compose_groups(self, groups: list[tuple[Override, hs.Parsed]]) -> dict | None:
         texts: list[str] = []
+        known = []
         for ov, p in groups:
             if isinstance(p.value, Unknown):
                 self._unresolved = f"config group override {ov.key} is not known statically " \
                                    f"({p.value.reason})"
                 return None
+            options = self.release.group_options(self.entry, p.key)
+            if options is not None and p.prefix in ("", "+") and isinstance(p.value, str) \
+                    and p.value not in options:
+                # Hydra would fail with "Could not find '<group>/<option>'": no need to ask it
+                self.problem("unknown-group", ov, p.key, self._group_message(
+                    p, ComposeFailure(kind="missing-config", message="")), span=ov.span,
+                    hydra_message=f"Could not find '{p.key}/{p.value}'")
+                continue
             texts.append(_word(ov) or "")
+            known.append((ov, p))
+        groups = known
         self._group_texts = texts
         result = composed(self.release, self.entry, self.name, tuple(texts))
         if isinstance(result, dict):

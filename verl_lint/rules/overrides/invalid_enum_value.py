@@ -11,6 +11,11 @@ from verl_lint.rules.overrides._common import applied, is_plain
 from verl_lint.rules.registry import register
 
 
+# verl replaces these values with what it detects at startup from this release on
+# (enums.json: trainer.device, `auto_set_device`; RULES.md VL406: since 0.7.0)
+_AUTO_SET = {"trainer.device": "0.7.0"}
+
+
 @register
 class InvalidEnumValue(Rule):
     """A value that the field does not accept in this verl release.
@@ -62,7 +67,7 @@ class InvalidEnumValue(Rule):
             if a.prefix == "~" or not is_plain(a.value) or a.value is None:
                 continue
             enum = ctx.release.enum_for(a.key)
-            if enum is None:
+            if enum is None or ctx.release.at_least(_AUTO_SET.get(a.key)):
                 continue
             allowed, open_registry, _ = enum
             values = a.value if isinstance(a.value, list) else [a.value]
