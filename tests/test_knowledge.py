@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_support import FSDP_080, MEGATRON_080, apply_fix, make_ctx, run_rule
+from knowledge_support import FSDP_080, apply_fix, make_ctx, run_rule
 from verl_lint.rules.knowledge import (
     BUILTIN_DIR, KnowledgeBaseError, load_rule_folder, register_rule_folder,
 )
