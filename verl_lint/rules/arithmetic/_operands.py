@@ -98,23 +98,20 @@ def get_int(config: EffectiveConfig, key: str, *, absent: int | None = None,
 
 
 def get_bool(config: EffectiveConfig, key: str, *, absent: bool | None = None) -> Operand:
-    r = _raw(config, key)
-    if r is None:
-        if absent is None:
-            raise Skip(key)
-        return Operand(key, absent)
-    if not isinstance(r.value, bool):
-        raise Skip(key)
-    return Operand(key, r.value, r)
+    return _typed(config, key, absent, bool)
 
 
 def get_str(config: EffectiveConfig, key: str, *, absent: str | None = None) -> Operand:
+    return _typed(config, key, absent, str)
+
+
+def _typed(config: EffectiveConfig, key: str, absent: Any, kind: type) -> Operand:
     r = _raw(config, key)
     if r is None:
         if absent is None:
             raise Skip(key)
         return Operand(key, absent)
-    if not isinstance(r.value, str):
+    if not isinstance(r.value, kind):
         raise Skip(key)
     return Operand(key, r.value, r)
 
