@@ -86,3 +86,18 @@ def test_completion_marks_dict_fields_whose_keys_need_plus():
     typed = "python3 -m verl.trainer.main_ppo \\\n    +actor_rollout_ref.rollout.engine_kwargs."
     items, _ = insight(typed).completions(len(typed.encode()))
     assert not next(c for c in items if c.label == "vllm").needs_plus
+
+
+def test_hover_shows_each_scenario_and_where_its_variable_was_set():
+    text = """#!/usr/bin/env bash
+case "${DEVICE:-gpu}" in
+  gpu) PP=2 ;;
+  npu) PP=4 ;;
+  *) exit 1 ;;
+esac
+python3 -m verl.trainer.main_ppo \\
+    actor_rollout_ref.rollout.pipeline_model_parallel_size=${PP}
+"""
+    text_md, _ = insight(text).hover(text.index("pipeline_model"))
+    assert "| DEVICE=gpu | `2` | set at line 8, $PP from line 3 |" in text_md
+    assert "| DEVICE=npu | `4` | set at line 8, $PP from line 4 |" in text_md

@@ -34,6 +34,15 @@ class KeyCompletion:
     open_dict: bool = False  # a dict field (`engine_kwargs.vllm: {}`): keys under it need `+`
 
 
+def _fed_by(ov: "Override") -> str:
+    """Where the variables in an override's value were assigned (`, $PP from line 30`)."""
+    if not ov.fed_by:
+        return ""
+    names = ", ".join(f"${v}" for v in ov.variables)
+    lines = ", ".join(str(span.line) for span in ov.fed_by)
+    return f", {names or 'value'} from line{'s' if len(ov.fed_by) > 1 else ''} {lines}"
+
+
 def _fmt(value: Any) -> str:
     text = str(value) if not isinstance(value, str) else value
     if isinstance(value, bool):
@@ -145,7 +154,9 @@ class Insight:
             resolved = config.get(key) if config is not None else None
             config_name = config_name or (analysis.config_name if analysis else None)
             if resolved is not None:
-                rows.append((label, _fmt(resolved.value), resolved.describe()))
+                own = resolved.origin.span == ov.span  # not overridden again later
+                rows.append((label, _fmt(resolved.value),
+                             resolved.describe() + (_fed_by(ov) if own else "")))
             else:
                 value = "(deleted with ~)" if ov.prefix == "~" else \
                     ov.value if ov.value is not None else "(no value)"
