@@ -119,6 +119,12 @@ class VerlLintServer(LanguageServer):
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=uri, version=doc.version, diagnostics=[]))
             return None
+        previous = self.states.get(uri)
+        if previous is not None and previous.source.data == source.data and \
+                previous.settings is settings:  # e.g. an undo back to the linted text
+            previous.version = doc.version
+            self.publish(uri, previous)
+            return previous
         try:
             report = lint_source(source, settings, path=path)
         except Exception as exc:  # keep serving; the user sees why this file has no findings
@@ -131,11 +137,14 @@ class VerlLintServer(LanguageServer):
                          diagnostics=list(report.diagnostics),
                          chosen_version=getattr(version, "version", None))
         self.states[uri] = state
-        pos = self.positions(source)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=doc.version,
-            diagnostics=[to_lsp_diagnostic(d, pos, uri) for d in state.diagnostics]))
+        self.publish(uri, state)
         return state
+
+    def publish(self, uri: str, state: DocState) -> None:
+        pos = self.positions(state.source)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=state.version,
+            diagnostics=[to_lsp_diagnostic(d, pos, uri) for d in state.diagnostics]))
 
     def current(self, uri: str) -> DocState | None:
         """The state for the document's current version (linting now if a change is pending)."""
