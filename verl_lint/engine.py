@@ -281,7 +281,7 @@ def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
         raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
     started = time.monotonic()
     try:
         return lint_source(source, settings, path=path)
@@ -292,6 +292,9 @@ def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_delay:  # someone else's alarm was pending: give it back what is left
+            left = max(outer_delay - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
 
 
 def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:
