@@ -29,10 +29,10 @@ def test_every_toml_key(tmp_path):
 select = ["VL0", "VL3"]
 extend-select = "VL401"
 ignore = ["unused-suppression"]
-per-file-ignores = { "legacy/*.sh" = ["VL3"] }
+per-file-ignores = { "./legacy/*.sh" = ["VL3"] }
 severity = { VL004 = "warning" }
 fail-on = "error"
-exclude = ["old"]
+exclude = ["old", "./third_party/"]
 verl-version = "0.8.0"
 device = "npu"
 set = { TP = 4, USE_X = true }
@@ -53,6 +53,7 @@ extend-rules = ["team-rules"]
     assert s.severity_for("VL004", Severity.INFO) is Severity.WARNING
     assert s.severity_for("VL001", Severity.ERROR) is Severity.ERROR
     assert s.is_excluded(tmp_path / "old" / "x.sh") and not s.is_excluded(tmp_path / "x.sh")
+    assert s.is_excluded(tmp_path / "third_party" / "a" / "x.sh")
 
 
 def test_closest_config_wins(tmp_path):

@@ -99,6 +99,7 @@ class Settings(BaseModel):
         name = PurePosixPath(rel).name
         out: list[str] = []
         for pattern, codes in self.per_file_ignores.items():
+            pattern = pattern.removeprefix("./")
             if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(name, pattern):
                 out.extend(codes)
         return tuple(out)
@@ -126,7 +127,7 @@ class Settings(BaseModel):
         rel = _relative_posix(str(path), self.base_dir)
         parts = PurePosixPath(rel).parts
         for pattern in self.exclude:
-            pattern = pattern.rstrip("/")
+            pattern = pattern.removeprefix("./").rstrip("/")
             if "/" in pattern:
                 if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
                     return True
