@@ -307,3 +307,32 @@ def test_cache_safe_under_concurrent_writers(tmp_path):
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 and out.strip() == "ok" for p, (out, _) in zip(procs, outs)), outs
     assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_generator_reads_dataclass_fields_with_ast():
+    """scripts/build_verl_data.py: fields of `_target_` dataclasses, inherited, without import."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "scripts" / "build_verl_data.py"
+    spec = importlib.util.spec_from_file_location("build_verl_data", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    files = {
+        "verl/base_config.py": b"import collections\nfrom dataclasses import dataclass\n"
+                               b"@dataclass\nclass BaseConfig(collections.abc.Mapping):\n"
+                               b"    _target_: str = ''\n",
+        "verl/workers/config/optimizer.py": (
+            b"from dataclasses import dataclass, field\nfrom typing import ClassVar\n"
+            b"from verl.base_config import BaseConfig\n"
+            b"@dataclass\nclass OptimizerConfig(BaseConfig):\n    lr: float = 1e-3\n"
+            b"    _frozen: ClassVar[set] = set()\n"
+            b"@dataclass\nclass FSDPOptimizerConfig(OptimizerConfig):\n"
+            b"    override_optimizer_config: dict = field(default_factory=dict)\n"
+            b"class NotADataclass:\n    x: int = 1\n"),
+    }
+    got = mod.dataclass_fields(files, {"verl.workers.config.FSDPOptimizerConfig",
+                                       "verl.workers.config.NotADataclass",
+                                       "verl.workers.config.Missing"})
+    assert got == {"verl.workers.config.FSDPOptimizerConfig": {
+        "_target_": "str", "lr": "float", "override_optimizer_config": "dict"}}
