@@ -1,8 +1,9 @@
 """Composed configs per (release, config dir, config name, group overrides), cached.
 
-Lookup order: this process's memory → the precomposed trees bundled in the package → the disk
-cache → hydra-core (`compose.py`, ~0.3 s plus hydra's import), whose result (a tree, or Hydra's
-refusal) is written to the disk cache. Trees are shared: never mutate one.
+Lookup order: this process's memory → the disk cache (one pickle per tree, < 1 ms) → the
+precomposed trees bundled in the package (~30 ms for a release's gzip) → hydra-core
+(`compose.py`, ~0.3 s plus hydra's import). What came from the bundle or Hydra (a tree, or
+Hydra's refusal) is written to the disk cache. Trees are shared: never mutate one.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
     hit = _memory.get(full_key)
     if hit is not None:
         return hit
-    result = data.composed_configs(release.version).get(key)
-    if result is None:
-        result = cache.load("composed", full_key)
-        if result is cache.MISS:
+    result = cache.load("composed", full_key)
+    if result is cache.MISS:
+        # the bundle holds every precomposed tree of a release in one gzip (~30 ms to read);
+        # the per-tree pickle written here loads in under a millisecond next time
+        result = data.composed_configs(release.version).get(key)
+        if result is None:
             result = _compose(release, entry, config_name, group_overrides)
-            cache.store("composed", full_key, result)
+        cache.store("composed", full_key, result)
     _memory[full_key] = result
     return result
 
