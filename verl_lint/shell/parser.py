@@ -813,6 +813,29 @@ def _reserved_misuse(model: ScriptModel) -> list[ParseError]:
     return out
 
 
+def _opening_quote(builder: _Builder, missing) -> Span | None:
+    """For an unterminated `"` at the end of a command: the earlier quote that was meant to
+    close on its own line but spans lines instead (bash pairs quotes left to right, so the
+    quote it reports is only where the damage surfaces)."""
+    string = missing.parent
+    command = string
+    while command is not None and command.type != "command":
+        command = command.parent
+    if string is None or command is None:
+        return None
+    stack = list(reversed(command.children))
+    while stack:
+        node = stack.pop()
+        if node.start_byte >= string.start_byte:
+            break
+        if node.type == "string":
+            if builder.data.find(b"\n", node.start_byte, node.end_byte) >= 0:
+                return builder.span(node.start_byte, node.start_byte + 1)
+        else:
+            stack.extend(reversed(node.children))
+    return None
+
+
 def _errors(builder: _Builder, root) -> list[ParseError]:
     out: list[ParseError] = []
 
@@ -821,8 +844,9 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
                 n.parent.type == "test_command":
             return  # `[ -f x` without `]`: a run-time error of the `[` builtin, not syntax
         if n.is_missing:
-            out.append(build(ParseError,
-                span=builder.nspan(n), message=f"syntax error: missing `{n.type}`"))
+            span = _opening_quote(builder, n) if n.type == '"' else None
+            out.append(build(ParseError, span=span or builder.nspan(n),
+                             message=f"syntax error: missing `{n.type}`"))
             return
         if n.is_error:
             # a big error region holds the statements tree-sitter could still read; bash stops
