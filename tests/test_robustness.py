@@ -141,8 +141,14 @@ def _internal_errors(report) -> str | None:
     return None
 
 
+_QUOTING = str.maketrans("", "", "\"'{}")
+
+
 def _finding(d) -> tuple:
-    return (d.code, d.span.line, d.message, d.scenarios, d.severity)
+    """What must not change with quoting/whitespace. Messages may quote the user's text
+    (`case "$DEVICE"` vs `case "${DEVICE}"`), so quotes, braces and spacing are ignored there."""
+    return (d.code, d.span.line, " ".join(d.message.translate(_QUOTING).split()), d.scenarios,
+            d.severity)
 
 
 @given(hostile_scripts())
