@@ -11,8 +11,11 @@ from verl_lint.rules.registry import register
 
 
 def _shown(ctx: ScenarioContext, ov: Override) -> str:
-    text = ov.text if isinstance(ov.text, str) else ctx.source.slice(ov.span)
-    return text if len(text) <= 70 else text[:69] + "…"
+    """The word as Hydra gets it, or as written when only known at run time (not shortened:
+    the message must not depend on how the script quotes it)."""
+    if not isinstance(ov.text, str):
+        return ctx.source.slice(ov.span)
+    return ov.text if len(ov.text) <= 70 else ov.text[:69] + "…"
 
 
 def _where(ov: Override) -> str:
