@@ -7,9 +7,9 @@ from typing import Iterator
 
 from verl_lint.evaluate.scenarios import DEVICE_WORDS
 from verl_lint.shell.model import (
-    Assignment, Case, Command, Pipeline, ScriptModel, Unset, SetOptions, Loop, Word,
+    Assignment, Case, Command, Loop, Pipeline, ScriptModel, SetOptions, Unset, Word,
 )
-from verl_lint.source import SourceText, Span
+from verl_lint.source import SourceText
 
 # a Hydra override as users write it: `a.b.c=…`, `+a.b=…`, `++a.b=…`, `~a.b`
 OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:@[\w.]+)?(?:\.[\w@-]+)+(?:=|$)")
@@ -85,10 +85,3 @@ def all_words(model: ScriptModel) -> Iterator[Word]:
 
 def line_start(source: SourceText, offset: int) -> int:
     return source.line_starts[source.line_of(offset)]
-
-
-def line_span(source: SourceText, offset: int) -> Span:
-    """The whole line holding `offset`, newline excluded."""
-    line0 = source.line_of(offset)
-    start = source.line_starts[line0]
-    return source.span(start, start + len(source.line_bytes(line0).rstrip(b"\r\n")))

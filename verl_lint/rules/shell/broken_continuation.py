@@ -15,7 +15,7 @@ from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
 from verl_lint.rules.shell._shell import all_words, looks_like_override
-from verl_lint.shell.model import Command, ScriptModel
+from verl_lint.shell.model import ScriptModel
 from verl_lint.source import SourceText
 
 _CONTINUED = re.compile(rb"(?<!\\)(?:\\\\)*\\$")  # an odd number of trailing backslashes
