@@ -38,6 +38,7 @@ class _Entries(Mapping):
         self.origins = origins
         self._flat: dict[str, tuple[Path, Path]] | None = None  # key → (path, where raw lives)
         self._done: dict[str, Resolved] = {}
+        self._script_origins: dict[int, Origin] = {}  # one Origin per override
 
     @property
     def flat(self) -> dict[str, tuple[Path, Path]]:
@@ -145,7 +146,12 @@ class _Entries(Mapping):
             o = self.origins.get(path[:i])
             if o is not None and (best is None or o[0] > best[0]):
                 best = o
-        return _DEFAULT if best is None else _origin("script", span=best[1].span)
+        if best is None:
+            return _DEFAULT
+        origin = self._script_origins.get(best[0])
+        if origin is None:
+            origin = self._script_origins[best[0]] = _origin("script", span=best[1].span)
+        return origin
 
     def _resolve(self, key: str, path: Path, loc: Path) -> Resolved:
         own = self.origin_of(path)
