@@ -271,3 +271,16 @@ def test_vl108_a_fixed_device_needs_no_fallback():
     body = 'case "$DEVICE" in\n  gpu) X=1 ;;\n  npu) X=2 ;;\nesac\n'
     assert not lint(HEAD + "DEVICE=npu\n" + body, "VL108")
     assert lint(HEAD + "DEVICE=${DEVICE:-npu}\n" + body, "VL108")
+
+
+def test_findings_stop_at_the_first_parse_error():
+    # the open quote flips bash's quoting for the rest of the file: "$@" is not unquoted
+    text = HEAD + ('python3 -m verl.trainer.main_ppo \\\n    data.train_files="$HOME/x \\\n'
+                   '    trainer.n_gpus_per_node=8 "$@"\n')
+    assert not lint(text, "VL106")
+    assert not lint(HEAD + 'A=(a.b=1)\ncase "$DEVICE" in\n  gpu) X=1 ;;\n', "VL103")
+
+
+def test_vl109_device_stack_variables_are_left_to_vl406():
+    text = HEAD + device_case("export NCCL_DEBUG=WARN", "export NCCL_DEBUG=WARN") + LAUNCH
+    assert not lint(text, "VL109")

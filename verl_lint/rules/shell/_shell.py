@@ -85,3 +85,10 @@ def all_words(model: ScriptModel) -> Iterator[Word]:
 
 def line_start(source: SourceText, offset: int) -> int:
     return source.line_starts[source.line_of(offset)]
+
+
+def clean_until(model: ScriptModel) -> int:
+    """Offset of the first parse error (the document's length when there is none). After it,
+    quoting and structure may be read differently from bash, so findings there would be
+    guesses: VL001 reports the error, these rules stay before it."""
+    return model.errors[0].span.start if model.errors else max(model.length, 1 << 62)

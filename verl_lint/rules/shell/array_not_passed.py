@@ -97,7 +97,7 @@ class ArrayNotPassed(Rule):
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         model = ctx.model
         candidates = [a for a in model.arrays if self._holds_overrides(a)]
-        if not candidates or _indirect(model):
+        if not candidates or model.errors or _indirect(model):
             return
         refs = _references(model)
         loops = [s.span for s in model.statements if isinstance(s, Loop)]

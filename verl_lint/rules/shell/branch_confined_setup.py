@@ -9,7 +9,7 @@ from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.scenarios import DEVICE_WORDS
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import branch_label, exits, is_device_case
+from verl_lint.rules.shell._shell import branch_label, clean_until, exits, is_device_case
 from verl_lint.shell.model import Assignment, Case, Command, If, ScriptModel, Unset
 
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"})
@@ -190,7 +190,8 @@ class BranchConfinedSetup(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         model = ctx.model
-        blocks = list(device_blocks(model))
+        cutoff = clean_until(model)
+        blocks = [b for b in device_blocks(model) if b.span.end <= cutoff]
         if not blocks or not ctx.run.launches:
             return
         by_branch = _steps_by_branch(model, {b.id for b in blocks})

@@ -8,9 +8,14 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import branch_label, device_cases, exits, line_start
+from verl_lint.rules.shell._shell import branch_label, clean_until, device_cases, exits, line_start
 from verl_lint.shell.model import Assignment, Case, ScriptModel, children
 from verl_lint.source import SourceText
+
+
+# device-stack variables in every branch are a copy-paste slip (VL406), not a shared value
+_DEVICE_ENV = ("CUDA_", "NCCL_", "NVIDIA_", "ASCEND_", "HCCL_", "PYTORCH_NPU_", "VLLM_ASCEND_",
+               "HIP_", "ROCR_", "HSA_")
 
 
 def _assigned_inside(case: Case) -> set[str]:
@@ -140,8 +145,10 @@ class BranchDuplicatedAssignment(Rule):
     fixable = True
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
+        cutoff = clean_until(ctx.model)
         for case in device_cases(ctx.model):
-            yield from self._case(ctx.model, ctx.source, case)
+            if case.span.end <= cutoff:
+                yield from self._case(ctx.model, ctx.source, case)
 
     def _case(self, model: ScriptModel, source: SourceText, case: Case) -> Iterable[Diagnostic]:
         live = [k for k, item in enumerate(case.items) if not exits(item.body)]
@@ -156,7 +163,7 @@ class BranchDuplicatedAssignment(Rule):
             found_one = [f[0] for f in found]
             texts = {(a.declared_by, a.value.text) for a in found_one}
             value = found_one[0].value
-            if len(texts) != 1 or _depends_on(value, inside):
+            if len(texts) != 1 or _depends_on(value, inside) or name.startswith(_DEVICE_ENV):
                 continue
             yield self.diagnostic(
                 first[0].name_span,

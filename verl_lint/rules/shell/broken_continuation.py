@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import all_words, looks_like_override
+from verl_lint.rules.shell._shell import all_words, clean_until, looks_like_override
 from verl_lint.shell.model import ScriptModel
 from verl_lint.source import SourceText
 
@@ -143,7 +143,10 @@ class BrokenContinuation(Rule):
         source = ctx.source
         code = _Code(ctx.model, source)
         lines = list(_lines(source))
+        cutoff = clean_until(ctx.model)
         for i, start, text in lines:
+            if start >= cutoff:
+                break
             trailing = _TRAILING.search(text)
             if trailing is not None:
                 yield from self._trailing(ctx, code, lines, i, start, trailing)
@@ -154,7 +157,7 @@ class BrokenContinuation(Rule):
             if not code.is_code(slash) or not code.in_command(start):
                 continue
             yield from self._cut(ctx, lines, i, slash)
-        yield from self._missing(ctx, code)
+        yield from self._missing(ctx, code, cutoff)
 
     def _trailing(self, ctx, code: _Code, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
         slash = start + m.start(1) - 1
@@ -208,11 +211,11 @@ class BrokenContinuation(Rule):
                      "(comments are allowed inside `( … )`)",
             )
 
-    def _missing(self, ctx, code: _Code) -> Iterator[Diagnostic]:
+    def _missing(self, ctx, code: _Code, cutoff: int) -> Iterator[Diagnostic]:
         """Override-looking words that start a command after a line without `\\`."""
         source = ctx.source
         for c in ctx.model.commands:
-            if not c.words or c.prefix:
+            if not c.words or c.prefix or c.span.end > cutoff:
                 continue
             first = c.words[0]
             if not looks_like_override(first.literal if first.literal is not None else first.text):

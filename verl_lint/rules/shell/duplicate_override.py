@@ -8,6 +8,7 @@ from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.evaluate.model import Override
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
+from verl_lint.rules.shell._shell import clean_until
 
 
 def _shown(ctx: ScenarioContext, ov: Override) -> str:
@@ -77,7 +78,10 @@ class DuplicateOverride(Rule):
     scope = "scenario"
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
+        cutoff = clean_until(ctx.model)
         for launch in ctx.run.launches:
+            if launch.span.end > cutoff:
+                continue
             seen: dict[str, Override] = {}
             for ov in launch.overrides:
                 if ov.prefix == "~":

@@ -9,6 +9,7 @@ from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.model import Override
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
+from verl_lint.rules.shell._shell import clean_until
 from verl_lint.shell.model import ScriptModel
 from verl_lint.source import Span
 
@@ -115,8 +116,11 @@ class ParallelVariableMismatch(Rule):
     scope = "scenario"
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
+        cutoff = clean_until(ctx.model)
         for launch in ctx.run.launches:
             for ov in launch.overrides:
+                if ov.span.end > cutoff:
+                    continue
                 key_dim = KEY_DIMENSION.get(ov.key.rsplit(".", 1)[-1])
                 if key_dim is None or len(ov.variables) != 1:
                     continue

@@ -8,7 +8,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import all_words
+from verl_lint.rules.shell._shell import all_words, clean_until
 from verl_lint.shell.model import Piece
 
 # `${oc.env:HOME}`, `${actor_rollout_ref.actor.optim.lr}`, `${.sibling}`, `${now:%H}`
@@ -74,7 +74,10 @@ class ShellExpandedInterpolation(Rule):
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         heredocs = [h.span for h in ctx.model.heredocs]
+        cutoff = clean_until(ctx.model)
         for word in all_words(ctx.model):
+            if word.span.end > cutoff:
+                continue
             for p in word.pieces:
                 if not is_interpolation(p):
                     continue

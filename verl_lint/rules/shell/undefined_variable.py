@@ -9,6 +9,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
+from verl_lint.rules.shell._shell import clean_until
 from verl_lint.shell.model import Case, ScriptModel
 
 # Set by launchers, schedulers, containers and toolkits rather than by the script; the evaluator
@@ -169,8 +170,9 @@ class UndefinedVariable(Rule):
         assigned: dict[str, list[int]] = {}
         for a in ctx.model.assignments:
             assigned.setdefault(a.name, []).append(a.span.start)
+        cutoff = clean_until(ctx.model)
         for use in ctx.run.var_uses:
-            if use.state != "unset" or use.has_default:
+            if use.state != "unset" or use.has_default or use.span.start >= cutoff:
                 continue
             if is_known_env(use.name, ctx.settings.known_env):
                 continue

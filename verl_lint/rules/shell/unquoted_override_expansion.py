@@ -8,6 +8,7 @@ from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.evaluate.model import Launch
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
+from verl_lint.rules.shell._shell import clean_until
 from verl_lint.shell.model import Piece, ScriptModel, Word
 
 
@@ -85,8 +86,9 @@ class UnquotedOverrideExpansion(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         seen: set[int] = set()
+        cutoff = clean_until(ctx.model)
         for word, launch in _launch_words(ctx.model, ctx.run.launches):
-            if "@" not in word.text and "*" not in word.text:
+            if word.span.end > cutoff or ("@" not in word.text and "*" not in word.text):
                 continue
             for p in _splitting(word):
                 if p.span.start not in seen:
