@@ -284,3 +284,8 @@ def test_findings_stop_at_the_first_parse_error():
 def test_vl109_device_stack_variables_are_left_to_vl406():
     text = HEAD + device_case("export NCCL_DEBUG=WARN", "export NCCL_DEBUG=WARN") + LAUNCH
     assert not lint(text, "VL109")
+
+
+def test_vl102_a_step_already_done_before_the_case_is_not_confined():
+    text = HEAD + "unset http_proxy\n" + device_case("unset http_proxy", ":") + LAUNCH
+    assert not lint(text, "VL102")

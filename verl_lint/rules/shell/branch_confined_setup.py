@@ -109,6 +109,19 @@ def _steps_by_branch(model: ScriptModel, blocks: set[int]) -> dict[tuple[int, in
     return out
 
 
+def _done_before(model: ScriptModel, block: Case | If) -> set[str]:
+    """Setup categories every path runs before the block (`unset http_proxy` at the top)."""
+    enclosing = set(block.path)
+    out: set[str] = set()
+    for s in model.statements:
+        if s.span.start >= block.span.start:
+            break
+        if s.span.end <= block.span.start and set(s.path) <= enclosing and not s.conditional \
+                and s.function == block.function:
+            out.update(category for category, _ in setup_steps(s))
+    return out
+
+
 def _joined(whats: list[str]) -> str:
     """`unset http_proxy` + `unset https_proxy` → `unset http_proxy https_proxy`."""
     if len(whats) > 1 and all(w.startswith("unset ") for w in whats):
@@ -200,7 +213,9 @@ class BranchConfinedSetup(Rule):
             if launch is None:
                 continue
             arms = _arms(block)
-            steps = [by_branch.get((block.id, k), []) for k in range(len(arms))]
+            done = _done_before(model, block)
+            steps = [[st for st in by_branch.get((block.id, k), []) if st[1] not in done]
+                     for k in range(len(arms))]
             live = [k for k, (_, body) in enumerate(arms) if not exits(body)]
             for k in live:
                 missing: dict[int, tuple] = {}  # statement → (statement, whats, branches)
