@@ -82,7 +82,7 @@ def test_megatron_fixture_two_device_scenarios():
     assert overrides(gpu) == (
         MEGATRON_DATA + MEGATRON_ACTOR
         + ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
-           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8"]
+           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=2"]
         + MEGATRON_ACTOR_TAIL
         + ["actor_rollout_ref.actor.megatron.override_transformer_config."
            "recompute_granularity=full"]
@@ -90,7 +90,7 @@ def test_megatron_fixture_two_device_scenarios():
     assert overrides(npu) == (
         MEGATRON_DATA + MEGATRON_ACTOR
         + ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=4",
-           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=16"]
+           "actor_rollout_ref.actor.megatron.expert_model_parallel_size=4"]
         + MEGATRON_ACTOR_TAIL
         + ["actor_rollout_ref.actor.megatron.vanilla_mbridge=False",
            "actor_rollout_ref.actor.megatron.param_offload=True"]
