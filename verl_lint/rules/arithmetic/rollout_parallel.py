@@ -34,6 +34,11 @@ PP_ENGINES = frozenset({"vllm", "sglang", "trtllm"})
 REPLICA = ">=0.6.0"
 
 
+def separate_rollout_pool(config) -> bool:
+    """The entry point runs the rollout on devices of its own (top-level `rollout:` section)."""
+    return "rollout.n_gpus_per_node" in config
+
+
 @register
 class RolloutParallelMismatch(Rule):
     """The rollout engine's parallel sizes do not fit the devices.
@@ -125,6 +130,10 @@ class RolloutParallelMismatch(Rule):
             return None
         if get_int(config, f"{ROLLOUT}.nnodes", absent=0, nullable=True).value not in (0, None):
             return None
+        # fully_async / one_step_off_policy give the rollout its own pool (top-level
+        # `rollout.nnodes × rollout.n_gpus_per_node`): the trainer's world says nothing here.
+        if separate_rollout_pool(config):
+            return None
         w = world(config)
         names, factors = self._factors(*self._sizes(ctx))
         total = product(factors)
@@ -188,6 +197,8 @@ class RolloutParallelMismatch(Rule):
             return None
         tp, dp, pp = self._sizes(ctx)
         per_node = get_int(config, f"{ROLLOUT}.n_gpus_per_node", absent=0)
+        if per_node.resolved is None and separate_rollout_pool(config):
+            per_node = get_int(config, "rollout.n_gpus_per_node")
         if per_node.resolved is None:
             per_node = get_int(config, "trainer.n_gpus_per_node")
         if per_node.value <= 0:
