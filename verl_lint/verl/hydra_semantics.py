@@ -187,7 +187,13 @@ def lookup(root: Any, path: tuple[str, ...]) -> Any:
     """Plain lookup without interpolation (ABSENT when not there)."""
     node = root
     for k in path:
-        node = child(node, k) if is_container(node) else ABSENT
+        # dicts first, inline: rules and the analysis look up tens of thousands of keys
+        if isinstance(node, dict):
+            node = node.get(k, ABSENT)
+        elif isinstance(node, list):
+            node = child(node, k)
+        else:
+            return ABSENT
         if node is ABSENT:
             return ABSENT
     return node
