@@ -374,3 +374,44 @@ def test_spans_of_inline_overrides():
     got = [(src[o.key_span.start:o.key_span.end], src[o.value_span.start:o.value_span.end])
            for o in run.launches[0].overrides]
     assert got == [(b"a.b", b"1"), (b"c.d", b"x y'"), (b"e", b'"[1,2]"')]
+
+
+# ---- hostile scripts: bounded time and memory ------------------------------------------------------
+def _doubling(line: str, n: int = 40) -> str:
+    return "X=a\nARR=(a b)\n" + (line + "\n") * n + launch_line("data.x=$X", '"${ARR[@]}"')
+
+
+@pytest.mark.parametrize("script", [
+    _doubling('X="$X$X"'),
+    _doubling("X+=$X"),
+    _doubling('ARR+=("${ARR[@]}")'),
+    _doubling('ARR=("${ARR[@]}" "${ARR[@]}")'),
+    _doubling('X="${X//a/aa}"'),
+    _doubling('X="${X}${X}"; Y="${X#a}${X%%a}${X##*b}"'),
+    "X=$((2**999999999))\nY=$((1<<999999999))\n" + launch_line("a=$X", "b=$Y"),
+    # exponential arithmetic references and nested unrolled loops
+    "".join(f"V{k}=\"{'+'.join([f'V{k + 1}'] * 50)}\"\n" for k in range(12))
+    + launch_line("a=$((V0))"),
+    "".join(f"for i{k} in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do\n" for k in range(8))
+    + "X=1\n" + "done\n" * 8 + launch_line("a=$X"),
+])
+def test_hostile_scripts_finish_fast_with_bounded_memory(script):
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    t0 = time.process_time()
+    try:
+        runs_of(script)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.process_time() - t0 < 5
+    assert peak < 64 * 1024 * 1024
+
+
+def test_too_long_values_are_unknown():
+    v = values(_doubling('X="$X$X"', 20))  # 1 MiB
+    assert v["data.x"] == Unknown(reason="value too long")
+    v = values(_doubling('X="$X$X"', 10))  # 1 KiB: still known
+    assert v["data.x"] == "a" * 1024

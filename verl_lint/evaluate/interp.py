@@ -14,7 +14,9 @@ from fnmatch import fnmatchcase
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
 from verl_lint.evaluate.model import Launch, Scenario, ScenarioRun, Unknown, VarUse
-from verl_lint.evaluate.values import Field, Part, parts_value
+from verl_lint.evaluate.values import (
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value,
+)
 from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
     SetOptions, Unset, Word,
@@ -31,6 +33,13 @@ ENV_NAMES = frozenset({
 ENV_PREFIXES = ("SLURM_", "PBS_", "LSB_", "LC_", "XDG_")
 _MAX_CALL_DEPTH = 8
 _MAX_UNROLL = 16
+_MAX_ARITH_LOOKUPS = 10_000
+# statements interpreted per scenario: unrolled loops and calls nest multiplicatively
+_MAX_STEPS = 20_000
+
+
+class BudgetExceeded(Exception):
+    """The script would take too long to interpret (hostile nesting of loops or calls)."""
 _IFS = re.compile(r"[ \t\n]+")
 
 
@@ -125,6 +134,7 @@ class Interpreter:
         self.frames: list[dict[str, Var | None]] = []  # saved outer values of `local`s
         self.first_launch_state: tuple[bool, object] | None = None
         self.span_of = model.span  # bound once: private-attribute access is slow in pydantic
+        self.steps = _MAX_STEPS
 
     # ------------------------------------------------------------------------------------------
     def run(self) -> ScenarioRun:
@@ -139,6 +149,9 @@ class Interpreter:
                            nounset=nounset, visible_devices=visible)
 
     def block(self, stmts, st: State) -> State:
+        self.steps -= len(stmts)
+        if self.steps < 0:
+            raise BudgetExceeded
         for s in stmts:
             if st.dead or st.returned:
                 break
@@ -388,7 +401,7 @@ class Interpreter:
                     [Field(list(old.parts), a.name_span, array=a.name)] if old.parts else [])
                 elems = list(base) + elems
             fed = ((old.fed_by if a.append and old is not None else ()) + (a.span,))
-            target[a.name] = Var(array=elems, exported=exported, fed_by=fed)
+            target[a.name] = Var(array=_cap_array(elems, a), exported=exported, fed_by=fed)
             return
         parts, fed = self.expand_scalar(a.value, st, acc_fed=True, assignment=True)
         if a.index is not None:
@@ -409,7 +422,7 @@ class Interpreter:
                 arr.append(field)
             else:
                 arr[i] = field
-            target[a.name] = Var(array=arr, exported=exported, fed_by=(a.span,))
+            target[a.name] = Var(array=_cap_array(arr, a), exported=exported, fed_by=(a.span,))
             return
         if a.append and old is not None:
             if old.array is not None:
@@ -569,9 +582,7 @@ class Interpreter:
         if name in ("@", "*"):
             if pos is None:
                 return Unknown(reason='"$@": the arguments the caller passes')
-            vals = [f.value for f in pos]
-            bad = next((v for v in vals if isinstance(v, Unknown)), None)
-            return bad if bad is not None else " ".join(vals)
+            return join_values([f.value for f in pos])
         if name == "#":
             return Unknown(reason="$#: the number of arguments") if pos is None else str(len(pos))
         if name.isdigit() and name != "0":
@@ -594,9 +605,7 @@ class Interpreter:
                 if idx is None or idx == "0":
                     return v.array[0].value if v.array else ""
                 if idx in ("@", "*"):
-                    vals = [f.value for f in v.array]
-                    bad = next((x for x in vals if isinstance(x, Unknown)), None)
-                    return bad if bad is not None else " ".join(vals)
+                    return join_values([f.value for f in v.array])
                 if idx.isdigit():
                     i = int(idx)
                     return v.array[i].value if i < len(v.array) else None
@@ -617,9 +626,7 @@ class Interpreter:
             fields = self.array_fields(p, st, acc)
             if fields is not None:
                 if p.index == "*" or name == "*":
-                    vals = [f.value for f in fields]
-                    bad = next((x for x in vals if isinstance(x, Unknown)), None)
-                    return "parts", (Part(bad if bad is not None else " ".join(vals)),)
+                    return "parts", (Part(join_values([f.value for f in fields])),)
                 return "fields", fields
         if op in ("length",):
             if p.index in ("@", "*"):
@@ -675,7 +682,7 @@ class Interpreter:
             if p.argument is not None else ""
         if isinstance(arg, Unknown):
             return "parts", (Part(arg),)
-        return "parts", (Part(_string_op(op, val, arg, p.text)),)
+        return "parts", (Part(capped(_string_op(op, val, arg, p.text))),)
 
     def unset_unknown(self, name: str, st: State) -> Unknown:
         note = st.elsewhere.get(name)
@@ -737,7 +744,12 @@ class Interpreter:
                 return val
             text = val
 
+        budget = [_MAX_ARITH_LOOKUPS]
+
         def lookup(name: str, depth: int) -> int:
+            budget[0] -= 1
+            if budget[0] < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
+                raise arith.ArithUnknown("too many variable references")
             fake = Piece.model_construct(kind="variable", span=p.span, text=name, name=name)
             self.record_use(fake, st, False)
             v = st.vars.get(name)
@@ -764,9 +776,7 @@ class Interpreter:
         for k, p in enumerate(w.pieces):
             kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
             if kind == "fields":
-                vals = [f.value for f in val]
-                bad = next((x for x in vals if isinstance(x, Unknown)), None)
-                parts.append(Part(bad if bad is not None else " ".join(vals)))
+                parts.append(Part(join_values([f.value for f in val])))
             elif kind == "lit" and assignment and p.quoted == "none":
                 parts.extend(_tilde(val[0], k == 0 or parts_value(tuple(parts)) == ""))
             else:
@@ -877,6 +887,13 @@ def _assign_state(st: State, other: State) -> None:
         setattr(st, slot, getattr(other, slot))
 
 
+def _cap_array(elems: list[Field], a: Assignment) -> list[Field]:
+    if len(elems) <= MAX_ELEMENTS:
+        return elems
+    return [Field([Part(TOO_LONG)], a.span, array=a.name,
+                  passthrough=f"{a.name} has more than {MAX_ELEMENTS} elements")]
+
+
 def _common_prefix(arrays: list[list[Field]]) -> list[Field]:
     out = []
     for group in zip(*arrays):
@@ -933,7 +950,13 @@ def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
 
 def _string_op(op: str, val: str, arg: str, text: str):
     if op in ("#", "##", "%", "%%"):
+        if not any(ch in arg for ch in "*?[\\"):  # a literal pattern matches only itself
+            if op[0] == "#":
+                return val[len(arg):] if val.startswith(arg) else val
+            return val[:len(val) - len(arg)] if val.endswith(arg) else val
         n = len(val)
+        if n > 4096:  # every prefix/suffix is tried: quadratic
+            return Unknown(reason=f"{_short(text)}: value too long for pattern removal")
         rng = range(n + 1) if op in ("#", "%") else range(n, -1, -1)
         for k in rng:
             if op[0] == "#" and fnmatchcase(val[:k], arg):
@@ -952,6 +975,8 @@ def _string_op(op: str, val: str, arg: str, text: str):
         if not pat:
             return val
         if op == "//":
+            if len(val) + val.count(pat) * (len(rep) - len(pat)) > MAX_VALUE:
+                return TOO_LONG
             return val.replace(pat, rep)
         if op == "/#":
             return rep + val[len(pat):] if val.startswith(pat) else val

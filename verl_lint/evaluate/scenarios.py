@@ -8,7 +8,7 @@ A script has one scenario per device value its device branches test (`case "${DE
 
 from __future__ import annotations
 
-from verl_lint.evaluate.interp import Interpreter
+from verl_lint.evaluate.interp import BudgetExceeded, Interpreter
 from verl_lint.evaluate.model import Scenario, ScenarioRun
 from verl_lint.shell.model import Case, If, ScriptModel
 
@@ -92,7 +92,7 @@ def _run(model: ScriptModel, scenario: Scenario, known_env: frozenset[str],
          var: str | None) -> ScenarioRun:
     try:
         return Interpreter(model, scenario, known_env, var).run()
-    except RecursionError:  # hostile nesting: nothing can be said about this scenario
+    except (RecursionError, BudgetExceeded):  # hostile nesting: nothing can be said about it
         return ScenarioRun(scenario=scenario)
 
 

@@ -27,15 +27,42 @@ class Part:
 
 Parts = tuple  # tuple[Part, ...]
 
+# A hostile script doubles a value per line (`X="$X$X"`, `ARR+=("${ARR[@]}")`): past these
+# bounds a value is Unknown, so no expansion allocates more than a few times this much.
+MAX_VALUE = 64 * 1024  # characters in one value
+MAX_ELEMENTS = 4096  # words in one array / "$@"
+TOO_LONG = Unknown(reason="value too long")
+
 
 def parts_value(parts: Parts) -> "str | Unknown":
-    """The joined text, or the first Unknown."""
+    """The joined text, or the first Unknown (`TOO_LONG` past MAX_VALUE characters)."""
     out = []
+    size = 0
     for p in parts:
-        if isinstance(p.value, Unknown):
-            return p.value
-        out.append(p.value)
+        v = p.value
+        if isinstance(v, Unknown):
+            return v
+        size += len(v)
+        out.append(v)
+    if size > MAX_VALUE:
+        return TOO_LONG
     return "".join(out)
+
+
+def join_values(vals) -> "str | Unknown":
+    """`"${ARR[*]}"`: the values joined by spaces, or the first Unknown / `TOO_LONG`."""
+    size = 0
+    for v in vals:
+        if isinstance(v, Unknown):
+            return v
+        size += len(v) + 1
+    if size > MAX_VALUE + 1:
+        return TOO_LONG
+    return " ".join(vals)
+
+
+def capped(value: "str | Unknown") -> "str | Unknown":
+    return TOO_LONG if isinstance(value, str) and len(value) > MAX_VALUE else value
 
 
 def parts_known(parts: Parts) -> bool:
