@@ -80,12 +80,12 @@ def parse_params_b(path: str) -> float | None:
 
 
 def load_family_table(path: Path) -> FamilyTable:
-    import yaml
-
-    from verl_lint.rules.knowledge.loader import KnowledgeBaseError, format_validation_error
+    from verl_lint.rules.knowledge.loader import (
+        KnowledgeBaseError, cached_yaml, format_validation_error, is_yaml_error,
+    )
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = cached_yaml(path.read_text(encoding="utf-8"), fast=False) or {}
         table = FamilyTable.model_validate(data)
         for f in table.families:
             re.compile(f.match)
@@ -93,6 +93,10 @@ def load_family_table(path: Path) -> FamilyTable:
             re.compile(t.match)
     except ValidationError as exc:
         raise KnowledgeBaseError(format_validation_error(path, "model families", exc)) from None
-    except (yaml.YAMLError, re.error, OSError) as exc:
+    except (re.error, OSError) as exc:
+        raise KnowledgeBaseError(f"{path}: {exc}") from None
+    except Exception as exc:
+        if not is_yaml_error(exc):
+            raise
         raise KnowledgeBaseError(f"{path}: {exc}") from None
     return table
