@@ -334,12 +334,36 @@ def test_maybe_state_for_partially_assigned_variables():
     ("uv run --frozen --extra vllm python -m verl.trainer.main_ppo a=1",
      "verl.trainer.main_ppo", "uv"),
     ("env A=1 B=2 python3 -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
+    # options whose values are only known at run time do not hide the launch
+    ('torchrun --standalone --nnodes=1 --nproc_per_node="${N}" -m verl.trainer.sft_trainer a=1',
+     "verl.trainer.sft_trainer", "torchrun"),
+    ("torchrun --nnodes ${NNODES} --node_rank=$RANK $EXTRA -m verl.trainer.sft_trainer a=1",
+     "verl.trainer.sft_trainer", "torchrun"),
+    ("python3 -m torch.distributed.run --nproc_per_node=$N -m verl.trainer.sft_trainer a=1",
+     "verl.trainer.sft_trainer", "torchrun"),
+    ("ray job submit --address=$ADDR -- python3 -m verl.trainer.main_ppo a=1",
+     "verl.trainer.main_ppo", "ray"),
+    ("uv run --with $PKG python -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "uv"),
+    ("env A=$X python3 -X$OPT -m verl.trainer.main_ppo a=1", "verl.trainer.main_ppo", "python"),
 ])
 def test_launch_forms(line, module, launcher):
     (run,) = runs_of(line + "\n")
     (launch,) = run.launches
     assert (launch.module, launch.launcher) == (module, launcher)
     assert [(o.key, o.value) for o in launch.overrides] == [("a", "1")]
+
+
+def test_unknown_word_that_may_be_the_script_is_no_launch():
+    (run,) = runs_of("torchrun $ARGS main_ppo.py a=1\npython3 $SCRIPT -m verl.trainer.main_ppo a=1\n")
+    assert run.launches == []
+
+
+def test_torchrun_corpus_script_has_its_launch():
+    path = FIXTURES.parent / "corpus" / "torchrun_sft.sh"
+    (run,) = evaluate_script(parse_script(SourceText(path.read_bytes())))
+    (launch,) = run.launches
+    assert (launch.module, launch.launcher) == ("verl.trainer.sft_trainer", "torchrun")
+    assert len(launch.overrides) == 15 and len(launch.passthrough) == 1
 
 
 def test_script_path_launch_and_non_verl_commands():

@@ -48,10 +48,13 @@ def is_verl_script(path: str) -> bool:
 def detect_launch(fields: list[Field], cmd: Command, model: ScriptModel,
                   span_fn: SpanFn) -> Launch | None:
     vals = [f.value if f.passthrough is None else None for f in fields]
-    i, launcher = _unwrap(vals)
+    # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
+    leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
+             for v, f in zip(vals, fields)]
+    i, launcher = _unwrap(vals, leads)
     if i is None:
         return None
-    entry = _entry(vals, i, launcher)
+    entry = _entry(vals, leads, i, launcher)
     if entry is None:
         return None
     module, script, launcher, k = entry
@@ -64,7 +67,7 @@ def detect_launch(fields: list[Field], cmd: Command, model: ScriptModel,
     return launch
 
 
-def _unwrap(vals: list) -> tuple[int | None, str]:
+def _unwrap(vals: list, leads: list[str]) -> tuple[int | None, str]:
     """Index of the interpreter word after wrappers, and the launcher name."""
     i = 0
     launcher = "python"
@@ -77,8 +80,8 @@ def _unwrap(vals: list) -> tuple[int | None, str]:
             continue
         if b == "env":
             i += 1
-            while i < len(vals) and isinstance(vals[i], str) and (
-                    vals[i].startswith("-") or re.match(r"[A-Za-z_]\w*=", vals[i])):
+            while i < len(vals) and (leads[i].startswith("-") or re.match(r"[A-Za-z_]\w*=",
+                                                                          leads[i])):
                 i += 2 if vals[i] in ("-u", "--unset", "-C", "--chdir") else 1
             continue
         if b == "ray" and vals[i + 1:i + 3] == ["job", "submit"]:
@@ -121,7 +124,7 @@ def _find_interpreter(vals: list, start: int) -> int | None:
     return None
 
 
-def _entry(vals: list, i: int, launcher: str):
+def _entry(vals: list, leads: list[str], i: int, launcher: str):
     """(module, script, launcher, index of the first program argument) or None."""
     v = vals[i]
     b = _base(v)
@@ -129,7 +132,7 @@ def _entry(vals: list, i: int, launcher: str):
         mod = vals[i + 1] if i + 1 < len(vals) else None
         return (mod, None, launcher, i + 2) if isinstance(mod, str) else None
     if b == "torchrun":
-        return _torchrun(vals, i + 1, "torchrun" if launcher == "python" else launcher)
+        return _torchrun(vals, leads, i + 1, "torchrun" if launcher == "python" else launcher)
     if not (b is not None and _PYTHON.match(b)):
         # `$PYTHON -m verl…`: an unknown interpreter followed by -m
         if not (v is None or isinstance(v, Unknown)) or vals[i + 1:i + 2] != ["-m"]:
@@ -138,14 +141,18 @@ def _entry(vals: list, i: int, launcher: str):
     while j < len(vals):
         a = vals[j]
         if not isinstance(a, str):
-            return None
+            if leads[j].startswith("-"):  # `-X$OPT`: an interpreter option
+                j += 1
+                continue
+            return None  # may be the script itself
         if a == "-m" or (a.startswith("-m") and len(a) > 2 and not a.startswith("--")):
             mod = a[2:] if len(a) > 2 else (vals[j + 1] if j + 1 < len(vals) else None)
             nxt = j + 1 if len(a) > 2 else j + 2
             if not isinstance(mod, str):
                 return None
             if mod in ("torch.distributed.run", "torch.distributed.launch"):
-                return _torchrun(vals, nxt, "torchrun" if launcher == "python" else launcher)
+                return _torchrun(vals, leads, nxt,
+                                 "torchrun" if launcher == "python" else launcher)
             return mod, None, launcher, nxt
         if a == "-c" or a == "-":
             return None
@@ -159,12 +166,16 @@ def _entry(vals: list, i: int, launcher: str):
     return None
 
 
-def _torchrun(vals: list, j: int, launcher: str):
+def _torchrun(vals: list, leads: list[str], j: int, launcher: str):
     module_flag = False
+    opaque = False  # an unknown word that may stand for the script
     while j < len(vals):
         a = vals[j]
         if not isinstance(a, str):
-            return None
+            # `--nproc_per_node=$N` is one option word; `$DIST_ARGS` may be options or more
+            opaque = opaque or not leads[j].startswith("-")
+            j += 1
+            continue
         if a in ("-m", "--module"):
             module_flag = True
             j += 1
@@ -174,7 +185,7 @@ def _torchrun(vals: list, j: int, launcher: str):
             continue
         if module_flag:
             return a, None, launcher, j + 1
-        return (None, a, launcher, j + 1) if a.endswith(".py") else None
+        return (None, a, launcher, j + 1) if a.endswith(".py") and not opaque else None
     return None
 
 
