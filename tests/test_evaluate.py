@@ -439,3 +439,14 @@ def test_too_long_values_are_unknown():
     assert v["data.x"] == Unknown(reason="value too long")
     v = values(_doubling('X="$X$X"', 10))  # 1 KiB: still known
     assert v["data.x"] == "a" * 1024
+
+
+@pytest.mark.parametrize("piece", ["\\ ", "a", "'x'", "$A"])
+def test_words_of_many_pieces_expand_in_linear_time(piece):
+    import time
+
+    model = parse_script(SourceText(("A=1\n" + launch_line("a=" + piece * 8000)).encode()))
+    t0 = time.process_time()
+    (run,) = evaluate_script(model)
+    assert time.process_time() - t0 < 0.5  # quadratic took 4.6 s
+    assert len(run.launches[0].overrides[0].value) == 8000

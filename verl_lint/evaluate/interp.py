@@ -773,14 +773,15 @@ class Interpreter:
         """A word as one string (assignment values, case subjects): no word splitting."""
         own = [] if acc is None else acc
         parts: list[Part] = []
-        for k, p in enumerate(w.pieces):
+        blank = True  # every part so far is empty text: a `~` here is at the start
+        for p in w.pieces:
             kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
             if kind == "fields":
-                parts.append(Part(join_values([f.value for f in val])))
+                val = (Part(join_values([f.value for f in val])),)
             elif kind == "lit" and assignment and p.quoted == "none":
-                parts.extend(_tilde(val[0], k == 0 or parts_value(tuple(parts)) == ""))
-            else:
-                parts.extend(val)
+                val = _tilde(val[0], blank)
+            parts.extend(val)
+            blank = blank and _blank(val)
         if acc_fed:
             return tuple(parts), tuple(dict.fromkeys(sp for _, fed in own for sp in fed))
         return tuple(parts)
@@ -800,22 +801,26 @@ class Interpreter:
                 return val
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
+        blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
+
+        def add(parts) -> None:  # in place: a word of many pieces stays linear
+            nonlocal cur, blank
+            if cur is None:
+                cur = []
+            cur.extend(parts)
+            blank = blank and _blank(parts)
 
         def finish() -> None:
-            nonlocal cur
+            nonlocal cur, blank
             if cur is not None:
                 out.append(Field(cur, w.span))
             cur = None
+            blank = True
 
         for k, p in enumerate(pieces):
             kind, val = self.piece(p, st, acc, p.quoted == "double")
             if kind == "lit":
-                part = val[0]
-                if p.quoted == "none":
-                    cur = (cur or []) + _tilde(part, cur is None or parts_value(tuple(cur)) == "",
-                                               after_eq=True)
-                else:
-                    cur = (cur or []) + [part]
+                add(_tilde(val[0], blank, after_eq=True) if p.quoted == "none" else val)
                 continue
             if kind == "fields":
                 fields = val
@@ -835,15 +840,13 @@ class Interpreter:
                     out.extend(fields)
                     continue
                 for i, f in enumerate(fields):
-                    if i == 0:
-                        cur = (cur or []) + list(f.parts)
-                    else:
+                    if i:
                         finish()
-                        cur = list(f.parts)
+                    add(f.parts)
                 continue
             # scalar parts
             if p.quoted != "none":
-                cur = (cur or []) + list(val)
+                add(val)
                 continue
             value = parts_value(val)
             if isinstance(value, Unknown):
@@ -853,15 +856,15 @@ class Interpreter:
                                      f"unquoted {_short(p.text)} may expand to several words "
                                      f"({value.reason})"))
                     continue
-                cur = (cur or []) + [Part(value)]
+                add((Part(value),))
                 continue
             chunks = re.split(r"([ \t\n]+)", value)
             for i, chunk in enumerate(chunks):
                 if i % 2 == 1:
                     finish()
                 elif chunk:
-                    cur = (cur or []) + [Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
-                                              else None)]
+                    add((Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
+                                  else None),))
         finish()
         if not acc:
             if array is not None:
@@ -878,6 +881,10 @@ class Interpreter:
             if array is not None and f.array is None:
                 f.array = array
         return out
+
+
+def _blank(parts) -> bool:
+    return all(p.value == "" for p in parts)
 
 
 def _assign_state(st: State, other: State) -> None:
