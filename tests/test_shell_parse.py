@@ -278,3 +278,29 @@ def test_hostile_nesting_never_raises():
         m = parse(text)
         evaluate_script(m)
         assert len(m.statements) >= 0
+
+
+# ---- hostile nesting: a clean parse error, never an internal error ---------------------------------
+_N = 3000
+_DEEP = {
+    "subshell": "( " * _N + "echo hi" + " )" * _N,
+    "parens": "(" * _N + "echo hi" + ")" * _N,
+    "command_substitution": "echo " + "$(echo " * _N + "hi" + ")" * _N,
+    "quoted_substitution": 'X="' + '$(echo "' * _N + "hi" + '")' * _N + '"',
+    "parameter_default": "echo " + "${x:-" * _N + "hi" + "}" * _N,
+    "if": "if true; then " * _N + "echo hi; " + "fi; " * _N,
+    "and_or": " && ".join(["echo hi"] * _N),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DEEP))
+def test_deep_nesting_is_a_parse_error_not_a_crash(kind):
+    from verl_lint.engine import lint_source
+    from verl_lint.settings import Settings
+
+    text = _DEEP[kind] + "\npython3 -m verl.trainer.main_ppo a=1\n"
+    model = parse(text)
+    assert model.errors
+    report = lint_source(SourceText(text.encode()), Settings(), path="deep.sh")
+    assert report.error is None
+    assert any(d.code == "VL001" for d in report.diagnostics)

@@ -838,16 +838,17 @@ def _opening_quote(builder: _Builder, missing) -> Span | None:
 
 def _errors(builder: _Builder, root) -> list[ParseError]:
     out: list[ParseError] = []
-
-    def walk(n) -> None:
+    stack = [root]  # depth-first, in document order; iterative: the tree may be 1000s deep
+    while stack:
+        n = stack.pop()
         if n.is_missing and n.type == "]" and n.parent is not None and \
                 n.parent.type == "test_command":
-            return  # `[ -f x` without `]`: a run-time error of the `[` builtin, not syntax
+            continue  # `[ -f x` without `]`: a run-time error of the `[` builtin, not syntax
         if n.is_missing:
             span = _opening_quote(builder, n) if n.type == '"' else None
             out.append(build(ParseError, span=span or builder.nspan(n),
                              message=f"syntax error: missing `{n.type}`"))
-            return
+            continue
         if n.is_error:
             # a big error region holds the statements tree-sitter could still read; bash stops
             # where the first error nested in it starts
@@ -861,12 +862,8 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
             near = text[:40] if text else "end of file"
             out.append(build(ParseError, span=builder.span(start, max(start, end)),
                              message=f"syntax error near `{near}`"))
-            return
-        for c in n.children:
-            if c.has_error or c.is_missing:
-                walk(c)
-
-    walk(root)
+            continue
+        stack.extend(c for c in reversed(n.children) if c.has_error or c.is_missing)
     return out
 
 
