@@ -181,6 +181,24 @@ def test_vl104_quoted_text_and_trailing_comment_are_fine():
     assert not lint(text, "VL104")
 
 
+def test_vl104_crlf_continuation_once_per_file_without_fix():
+    lf = HEAD + ("python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=8 \\\n"
+                 "    trainer.n_gpus_per_node=8\n" * 1) + "echo 'a \\\nb'\n"
+    assert not lint(lf, "VL104")
+    crlf = lf.replace("\n", "\r\n")
+    [d] = lint(crlf, "VL104")
+    line = HEAD.count("\n") + 1
+    assert (d.span.line, d.span.column) == (line, len("python3 -m verl.trainer.main_ppo ") + 1)
+    assert d.message == ("CRLF line endings: bash does not continue this line; convert the "
+                         "file to LF")
+    assert d.fix is None
+
+
+def test_vl104_crlf_backslash_inside_quotes_is_not_a_continuation():
+    text = HEAD.replace("\n", "\r\n") + "echo 'a \\\r\nb'\r\necho ok\r\n"
+    assert not lint(text, "VL104")
+
+
 # ---- VL105 duplicate-override ---------------------------------------------------------------
 
 def test_vl105_severity_and_label():

@@ -92,6 +92,8 @@ class BrokenContinuation(Rule):
       comment ends the command, its `\\` is part of the comment;
     - a blank line inside the chain;
     - a `\\` followed by trailing spaces: it escapes the space instead of the newline;
+    - a `\\` followed by a carriage return (a file saved with Windows CRLF line endings): bash
+      escapes the `\\r` instead of the newline (reported once per file, on the first such line);
     - an override-looking word (`a.b.c=…`, `+a.b=…`) that starts its own command because the
       line before lacks its `\\`.
     A chain that ends and is followed by an unrelated command is not reported: only a cut that
@@ -144,9 +146,16 @@ class BrokenContinuation(Rule):
         code = _Code(ctx.model, source)
         lines = list(_lines(source))
         cutoff = clean_until(ctx.model)
+        crlf_seen = False
         for i, start, text in lines:
             if start >= cutoff:
                 break
+            if not crlf_seen and source.data[start + len(text):start + len(text) + 1] == b"\r" \
+                    and _CONTINUED.search(text):
+                slash = start + len(text) - 1
+                if code.is_code(slash) and code.in_command(start):
+                    crlf_seen = True
+                    yield self._crlf(ctx, slash)
             trailing = _TRAILING.search(text)
             if trailing is not None:
                 yield from self._trailing(ctx, code, lines, i, start, trailing)
@@ -158,6 +167,16 @@ class BrokenContinuation(Rule):
                 continue
             yield from self._cut(ctx, lines, i, slash)
         yield from self._missing(ctx, code, cutoff)
+
+    def _crlf(self, ctx, slash: int) -> Diagnostic:
+        # no fix: converting the file also changes every other line's value (`X=1\r`)
+        return self.diagnostic(
+            ctx.source.span(slash, slash + 2),
+            "CRLF line endings: bash does not continue this line; convert the file to LF",
+            help="bash reads `\\` + carriage return as an escaped `\\r`: the command ends on "
+                 "this line and gets a `$'\\r'` argument; run `dos2unix` or save with LF line "
+                 "endings",
+        )
 
     def _trailing(self, ctx, code: _Code, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
         slash = start + m.start(1) - 1
