@@ -207,9 +207,12 @@ def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple
         raise Unresolvable("interpolation loop")
     node, here = root, ()
     for i, k in enumerate(path):
-        if not is_container(node):
+        if isinstance(node, dict):  # inline fast path of `child`
+            node = node.get(k, ABSENT)
+        elif isinstance(node, list):
+            node = child(node, k)
+        else:
             return ABSENT, None
-        node = child(node, k)
         here = here + (k,) if here is not None else None
         if node is ABSENT:
             return ABSENT, None

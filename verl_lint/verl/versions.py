@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 SUPPORTED_VERSIONS: tuple[str, ...] = (
     "0.4.0", "0.4.1", "0.5.0", "0.6.0", "0.6.1", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1",
@@ -19,6 +20,7 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
+@lru_cache(maxsize=1024)  # rules ask the same few (release, range) pairs for every launch
 def in_range(version: str, spec: str | None) -> bool:
     """True when `version` satisfies every comma-separated clause of `spec` (None/"" = any)."""
     if not spec:
