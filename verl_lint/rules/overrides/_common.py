@@ -42,12 +42,27 @@ def report(rule: Rule, ctx: LaunchContext, found: Iterable[OverrideProblem]) -> 
         yield rule.diagnostic(p.span, p.message, help=help_, fix=checked_fix(ctx, p.fix))
 
 
+# id(composed tree) → (the tree, {key: default_of}); composed trees are shared, never mutated
+# and kept for the process (verl_lint.verl.configs), so the answers hold for every launch
+_DEFAULTS: dict[int, tuple[dict, dict[str, tuple[Any, str | None]]]] = {}
+
+
 def default_of(ctx: LaunchContext, key: str) -> tuple[Any, str | None]:
     """(verl's default for `key` before the launch's overrides — interpolations resolved —,
     the annotation of the dataclass field behind it). ABSENT / None when unknown."""
     base = ctx.analysis.base if ctx.analysis is not None else None
     if base is None:
         return hs.ABSENT, None
+    hit = _DEFAULTS.get(id(base))
+    if hit is None or hit[0] is not base:
+        hit = _DEFAULTS[id(base)] = (base, {})
+    known = hit[1].get(key)
+    if known is None:
+        known = hit[1][key] = _default_of(ctx, base, key)
+    return known
+
+
+def _default_of(ctx: LaunchContext, base: dict, key: str) -> tuple[Any, str | None]:
     parts = tuple(key.split("."))
     try:
         value, _ = hs.follow(base, parts)
