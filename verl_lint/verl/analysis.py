@@ -28,7 +28,7 @@ from verl_lint.verl import hydra_semantics as hs
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
-from verl_lint.verl.effective_build import build_effective
+from verl_lint.verl.effective_build import build_effective, construct
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.suggest import closest_keys
 from verl_lint.verl.versions import SUPPORTED_VERSIONS
@@ -314,8 +314,9 @@ class _Analyzer:
                     return
         if p.prefix != "~":
             origins[parts] = (seq, ov)
-            self.applied.append(AppliedOverride(override=ov, key=p.key, prefix=p.prefix,
-                                                value=p.value, existed=existed))
+            self.applied.append(construct(AppliedOverride, {
+                "override": ov, "key": p.key, "prefix": p.prefix, "value": p.value,
+                "existed": existed}))
             if not existed and p.prefix in ("+", "++"):
                 self._check_fields(state, ov, p, parts)
 
