@@ -15,11 +15,11 @@ from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
 from verl_lint.evaluate.model import Launch, Scenario, ScenarioRun, Unknown, VarUse
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
 )
 from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
-    SetOptions, Unset, Word,
+    SetOptions, Unset, Word, build,
 )
 from verl_lint.source import Span
 
@@ -145,8 +145,8 @@ class Interpreter:
         nounset, visible = (self.first_launch_state if self.first_launch_state is not None
                             else ("nounset" in st.options, self.visible_devices(st, ())))
         uses = sorted(self.uses.values(), key=lambda u: (u.span.start, u.name))
-        return ScenarioRun(scenario=self.scenario, launches=self.launches, var_uses=uses,
-                           nounset=nounset, visible_devices=visible)
+        return build(ScenarioRun, scenario=self.scenario, launches=self.launches, var_uses=uses,
+                     nounset=nounset, visible_devices=visible)
 
     def block(self, stmts, st: State) -> State:
         self.steps -= len(stmts)
@@ -249,11 +249,11 @@ class Interpreter:
                 elif longer:
                     reason = f"elements of {name} that only {' / '.join(longer)} add"
                 tail = next((a[len(common)] for a in arrays if len(a) > len(common)), None)
-                arr = common + [Field([Part(Unknown(reason=reason))],
+                arr = common + [Field([Part(unknown(reason))],
                                       tail.span if tail is not None else
                                       (common[-1].span if common else first.fed_by[-1]),
                                       array=name, passthrough=reason)]
-            base.vars[name] = Var(parts=None if arr is not None else (Part(Unknown(reason=reason)),),
+            base.vars[name] = Var(parts=None if arr is not None else (Part(unknown(reason)),),
                                   array=arr, exported=exported, status=status, fed_by=fed,
                                   note=note)
         base.options = set.union(*(s.options for s, _ in alive)) if all(
@@ -369,7 +369,7 @@ class Interpreter:
             self.block(s.condition.statements, st)
         alt = st.copy()
         if s.variable:
-            alt.vars[s.variable] = Var(parts=(Part(Unknown(reason=f"${s.variable} is a loop "
+            alt.vars[s.variable] = Var(parts=(Part(unknown(f"${s.variable} is a loop "
                                                            "variable")),), fed_by=(s.span,))
         self.block(s.body, alt)
         alt.dead = False  # `break`/`exit` inside a loop body: stay conservative
@@ -416,7 +416,7 @@ class Interpreter:
             field = Field(list(parts), a.value.span, array=a.name, fed_by=fed)
             if i is None or i > len(arr) or i < 0:
                 reason = f"index {a.index.text} of {a.name}"
-                arr.append(Field([Part(Unknown(reason=reason))], a.span, array=a.name,
+                arr.append(Field([Part(unknown(reason))], a.span, array=a.name,
                                  passthrough=reason))
             elif i == len(arr):
                 arr.append(field)
@@ -495,11 +495,11 @@ class Interpreter:
             elif name != "read":
                 targets = targets[-1:]
             for t in targets:
-                st.vars[t] = Var(parts=(Part(Unknown(reason=f"${t} is read at run time")),),
+                st.vars[t] = Var(parts=(Part(unknown(f"${t} is read at run time")),),
                                  fed_by=(c.span,))
             return True
         if name == "printf" and len(args) >= 2 and args[0] == "-v" and isinstance(args[1], str):
-            st.vars[args[1]] = Var(parts=(Part(Unknown(reason=f"${args[1]} from printf -v")),),
+            st.vars[args[1]] = Var(parts=(Part(unknown(f"${args[1]} from printf -v")),),
                                    fed_by=(c.span,))
             return True
         if name == "shift":
@@ -535,7 +535,7 @@ class Interpreter:
             v = (prefix_env or {}).get(name) or st.vars.get(name)
             if v is not None and (v.exported or name in (prefix_env or {})):
                 if v.parts is None:
-                    return Unknown(reason=f"${name} is an array")
+                    return unknown(f"${name} is an array")
                 return parts_value(v.parts)
         return None
 
@@ -561,17 +561,17 @@ class Interpreter:
             state, note = "maybe", f"may be set by {st.taint}"
         else:
             state, note = "unset", st.elsewhere.get(name, "")
-        self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default, state=state,
-                                note=note, nounset=nounset)
+        self.uses[key] = build(VarUse, name=name, span=p.span, has_default=has_default,
+                               state=state, note=note, nounset=nounset)
 
     def lookup_value(self, name: str, st: State):
         """A scalar variable's value: str, Unknown, or None when unset."""
         v = st.vars.get(name)
         if v is None:
             if is_environment(name, self.known_env):
-                return Unknown(reason=f"${name} comes from the environment")
+                return unknown(f"${name} comes from the environment")
             if st.taint:
-                return Unknown(reason=f"${name} may be set by {st.taint}")
+                return unknown(f"${name} may be set by {st.taint}")
             return None
         if v.array is not None:
             return v.array[0].value if v.array else ""
@@ -581,16 +581,16 @@ class Interpreter:
         pos = st.positional
         if name in ("@", "*"):
             if pos is None:
-                return Unknown(reason='"$@": the arguments the caller passes')
+                return unknown('"$@": the arguments the caller passes')
             return join_values([f.value for f in pos])
         if name == "#":
-            return Unknown(reason="$#: the number of arguments") if pos is None else str(len(pos))
+            return unknown("$#: the number of arguments") if pos is None else str(len(pos))
         if name.isdigit() and name != "0":
             if pos is None:
-                return Unknown(reason=f"${name}: an argument the caller passes")
+                return unknown(f"${name}: an argument the caller passes")
             i = int(name) - 1
             return pos[i].value if i < len(pos) else None
-        return Unknown(reason=f"${name} is only known at run time")
+        return unknown(f"${name} is only known at run time")
 
     def scalar_of(self, p: Piece, st: State, acc: list):
         """Value of `$name` / `${name[i]}` without operator: (value or None if unset)."""
@@ -609,7 +609,7 @@ class Interpreter:
                 if idx.isdigit():
                     i = int(idx)
                     return v.array[i].value if i < len(v.array) else None
-                return Unknown(reason=f"${{{name}[{idx}]}}: index only known at run time")
+                return unknown(f"${{{name}[{idx}]}}: index only known at run time")
             if p.index not in (None, "0", "@", "*"):
                 return None
             return parts_value(v.parts)
@@ -633,14 +633,14 @@ class Interpreter:
                 v = st.vars.get(name)
                 if v is not None and v.array is not None:
                     if any(f.passthrough for f in v.array):
-                        return "parts", (Part(Unknown(reason=f"length of {name}")),)
+                        return "parts", (Part(unknown(f"length of {name}")),)
                     return "parts", (Part(str(len(v.array))),)
             val = self.scalar_of(p, st, acc)
             if isinstance(val, Unknown):
                 return "parts", (Part(val),)
             return "parts", (Part(str(len(val or ""))),)
         if op in ("indirect", "names"):
-            return "parts", (Part(Unknown(reason=f"{p.text}: indirect expansion")),)
+            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
         val = self.scalar_of(p, st, acc)
         if op is None:
             if val is None:
@@ -671,7 +671,7 @@ class Interpreter:
             # `?`
             if present:
                 return "parts", (Part(val),)
-            return "parts", (Part(Unknown(reason=f"${{{name}{op}}}: bash aborts when {name} is "
+            return "parts", (Part(unknown(f"${{{name}{op}}}: bash aborts when {name} is "
                                           "unset")),)
         # pattern and case operators
         if val is None:
@@ -687,14 +687,14 @@ class Interpreter:
     def unset_unknown(self, name: str, st: State) -> Unknown:
         note = st.elsewhere.get(name)
         if note:
-            return Unknown(reason=f"${name} is unset here ({note})")
-        return Unknown(reason=f"${name} is not set by the script")
+            return unknown(f"${name} is unset here ({note})")
+        return unknown(f"${name} is not set by the script")
 
     def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
         name = p.name or ""
         if name in ("@", "*"):
             if st.positional is None:
-                return [Field([Part(Unknown(reason='"$@"'))], p.span,
+                return [Field([Part(unknown('"$@"'))], p.span,
                               passthrough='"$@": the caller may add arguments here')]
             return [f.copy() for f in st.positional]
         v = st.vars.get(name)
@@ -726,11 +726,11 @@ class Interpreter:
                 if self.scenario.device is not None and self.device_var:
                     pinned = dict(self.scenario.pins).get(self.device_var)
                     return "parts", (Part(pinned or self.scenario.device),)
-            return "parts", (Part(Unknown(reason=f"{_short(p.text)} is only known at run time")),)
+            return "parts", (Part(unknown(f"{_short(p.text)} is only known at run time")),)
         if p.kind == "bad_substitution":
-            return "parts", (Part(Unknown(reason=f"bash cannot expand {_short(p.text)} "
+            return "parts", (Part(unknown(f"bash cannot expand {_short(p.text)} "
                                           "(bad substitution)")),)
-        return "parts", (Part(Unknown(reason=f"{_short(p.text)} is only known at run time")),)
+        return "parts", (Part(unknown(f"{_short(p.text)} is only known at run time")),)
 
     @staticmethod
     def is_device_probe(body: str) -> bool:
@@ -750,7 +750,7 @@ class Interpreter:
             budget[0] -= 1
             if budget[0] < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
                 raise arith.ArithUnknown("too many variable references")
-            fake = Piece.model_construct(kind="variable", span=p.span, text=name, name=name)
+            fake = build(Piece, kind="variable", span=p.span, text=name, name=name)
             self.record_use(fake, st, False)
             v = st.vars.get(name)
             acc.append((name, v.fed_by if v is not None else ()))
@@ -764,9 +764,9 @@ class Interpreter:
         try:
             return str(arith.evaluate(text, lookup))
         except arith.ArithUnknown as exc:
-            return Unknown(reason=f"$(({text.strip()})): {exc}")
+            return unknown(f"$(({text.strip()})): {exc}")
         except (RecursionError, OverflowError, ValueError):
-            return Unknown(reason=f"$(({text.strip()})) cannot be evaluated")
+            return unknown(f"$(({text.strip()})) cannot be evaluated")
 
     def expand_scalar(self, w: Word, st: State, *, acc_fed: bool = False, in_dq: bool = False,
                       acc: list | None = None, assignment: bool = False):
@@ -948,7 +948,7 @@ def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
         if last < i:
             out.append(Part(v[last:i], None if part.src is None else part.src + len(
                 v[:last].encode())))
-        out.append(Part(Unknown(reason=f"{v[i:end]} is the user's home directory")))
+        out.append(Part(unknown(f"{v[i:end]} is the user's home directory")))
         last = end
     if last < len(v):
         out.append(Part(v[last:], None if part.src is None else part.src + len(v[:last].encode())))
@@ -963,7 +963,7 @@ def _string_op(op: str, val: str, arg: str, text: str):
             return val[:len(val) - len(arg)] if val.endswith(arg) else val
         n = len(val)
         if n > 4096:  # every prefix/suffix is tried: quadratic
-            return Unknown(reason=f"{_short(text)}: value too long for pattern removal")
+            return unknown(f"{_short(text)}: value too long for pattern removal")
         rng = range(n + 1) if op in ("#", "%") else range(n, -1, -1)
         for k in rng:
             if op[0] == "#" and fnmatchcase(val[:k], arg):
@@ -978,7 +978,7 @@ def _string_op(op: str, val: str, arg: str, text: str):
     if op in ("/", "//", "/#", "/%"):
         pat, _, rep = arg.partition("/")
         if any(ch in pat for ch in "*?["):
-            return Unknown(reason=f"{_short(text)}: pattern replacement")
+            return unknown(f"{_short(text)}: pattern replacement")
         if not pat:
             return val
         if op == "//":
@@ -996,10 +996,10 @@ def _string_op(op: str, val: str, arg: str, text: str):
             off = int(arith.evaluate(bits[0], lambda n, d: 0)) if bits[0].strip() else 0
             ln = int(arith.evaluate(bits[1], lambda n, d: 0)) if len(bits) > 1 else None
         except arith.ArithUnknown:
-            return Unknown(reason=f"{_short(text)}: substring bounds")
+            return unknown(f"{_short(text)}: substring bounds")
         if off < 0:
             off = max(0, len(val) + off)
         if ln is None:
             return val[off:]
         return val[off:off + ln] if ln >= 0 else val[off:len(val) + ln]
-    return Unknown(reason=f"{_short(text)} is not evaluated")
+    return unknown(f"{_short(text)} is not evaluated")

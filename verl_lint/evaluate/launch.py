@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field
+from verl_lint.evaluate.values import Field, unknown
 from verl_lint.shell.model import Command, ScriptModel, build
 from verl_lint.source import Span
 
@@ -62,7 +62,8 @@ def detect_launch(fields: list[Field], cmd: Command, model: ScriptModel,
         return None
     if script is not None and not is_verl_script(script):
         return None
-    launch = Launch(module=module, script=script, launcher=launcher, span=cmd.span)
+    launch = build(Launch, module=module, script=script, launcher=launcher, span=cmd.span,
+                   overrides=[], passthrough=[])
     _arguments(launch, fields[k:], span_fn)
     return launch
 
@@ -194,7 +195,7 @@ def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
     while k < len(fields):
         f = fields[k]
         if f.passthrough is not None:
-            launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough))
+            launch.passthrough.append(build(Passthrough, span=f.span, reason=f.passthrough))
             k += 1
             continue
         lead, rest_unknown = _lead(f)
@@ -207,7 +208,7 @@ def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
                 k += 1
             elif k + 1 < len(fields):
                 nf = fields[k + 1]
-                value = nf.value if nf.passthrough is None else Unknown(reason=nf.passthrough)
+                value = nf.value if nf.passthrough is None else unknown(nf.passthrough)
                 span = nf.span
                 k += 2
             else:
@@ -225,8 +226,9 @@ def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
         if "=" not in lead and rest_unknown:
             reason = next((p.value.reason for p in f.parts if isinstance(p.value, Unknown)),
                           "unknown")
-            launch.passthrough.append(Passthrough(
-                span=f.span, reason=f"override key only known at run time: {reason}"))
+            launch.passthrough.append(build(
+                Passthrough, span=f.span,
+                reason=f"override key only known at run time: {reason}"))
         else:
             launch.overrides.append(_override(f, lead, span_fn))
         k += 1
@@ -249,23 +251,24 @@ def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
         "~" if key_text.startswith("~") else ""
     key = key_text[len(prefix):]
     value = None
+    text = f.value
     if eq >= 0:
-        value = f.value
-        value = value[len(lead[:eq + 1]):] if isinstance(value, str) else value
-    key_span = _sub_span(f, len(prefix), len(key_text), span_fn) or f.span
+        value = text[eq + 1:] if isinstance(text, str) else text
+    r = _sub_range(f, len(prefix), len(key_text))
+    key_span = (span_fn(*r) if r is not None else None) or f.span
     value_span = None
-    if eq >= 0 and isinstance(value, str):
-        eq_span = _sub_span(f, eq, eq + 1, span_fn, literal_tail=True)
-        if eq_span is not None and span_fn is not None:
-            value_span = span_fn(eq_span.end, f.span.end)
-    return build(Override, prefix=prefix, key=key, value=value, text=f.value, span=f.span,
+    if eq >= 0 and isinstance(value, str) and span_fn is not None:
+        r = _sub_range(f, eq, eq + 1, literal_tail=True)  # the `=`: the value follows it
+        if r is not None:
+            value_span = span_fn(r[1], f.span.end)
+    return build(Override, prefix=prefix, key=key, value=value, text=text, span=f.span,
                  key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
                  variables=f.variables)
 
 
-def _sub_span(f: Field, a: int, b: int, span_fn: SpanFn, literal_tail: bool = False):
-    """Span of characters [a, b) of the field when they sit verbatim in one part inside the
-    field's word; with `literal_tail`, also require every later part to be script literal."""
+def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
+    """Byte range of characters [a, b) of the field when they sit verbatim in one part inside
+    the field's word; with `literal_tail`, also require every later part to be script literal."""
     pos = 0
     for idx, p in enumerate(f.parts):
         v = p.value
@@ -280,6 +283,6 @@ def _sub_span(f: Field, a: int, b: int, span_fn: SpanFn, literal_tail: bool = Fa
             end = start + len(v[a - pos:b - pos].encode())
             if not (f.span.start <= start and end <= f.span.end):
                 return None
-            return span_fn(start, end)
+            return start, end
         pos += len(v)
     return None

@@ -11,11 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from verl_lint.source import Span
 
+# defer_build: the evaluator constructs these without validation (`shell.model.build`); the
+# validation schemas are built on first validated use only, not at every CLI start.
+_CFG = ConfigDict(frozen=True, defer_build=True)
+
 
 class Unknown(BaseModel):
     """A value the script cannot know statically. Rules skip on it; they never guess."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     reason: str
 
@@ -29,7 +33,7 @@ Value = str | Unknown
 class Scenario(BaseModel):
     """One way the script can run: a device branch, or what the user pinned with --device/--set."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     label: str  # "DEVICE=npu"; "" when the script has a single scenario
     pins: tuple[tuple[str, str], ...] = ()  # variable values fixed for this scenario
@@ -42,7 +46,7 @@ OverridePrefix = Literal["", "+", "++", "~"]
 class Override(BaseModel):
     """One Hydra override word of a launch, after shell expansion."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     prefix: OverridePrefix = ""
     key: str  # without prefix; may carry a package (`actor@actor_rollout_ref.actor`)
@@ -59,7 +63,7 @@ class Override(BaseModel):
 class Passthrough(BaseModel):
     """A place where the caller (or an unknown expansion) may add more overrides: `"$@"`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     span: Span
     reason: str
@@ -67,6 +71,8 @@ class Passthrough(BaseModel):
 
 class Launch(BaseModel):
     """One `python3 -m verl.…` (or torchrun / ray job submit / uv run) invocation."""
+
+    model_config = ConfigDict(defer_build=True)
 
     module: str | None = None  # `verl.trainer.main_ppo`
     script: str | None = None  # `verl/trainer/main_ppo.py` when run as a path
@@ -82,7 +88,7 @@ class Launch(BaseModel):
 class VarUse(BaseModel):
     """An expansion of a variable, with whether it is assigned on every path reaching it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     name: str
     span: Span
@@ -94,6 +100,8 @@ class VarUse(BaseModel):
 
 class ScenarioRun(BaseModel):
     """The outcome of interpreting the script once under one scenario."""
+
+    model_config = ConfigDict(defer_build=True)
 
     scenario: Scenario
     launches: list[Launch] = Field(default_factory=list)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from verl_lint.evaluate.interp import BudgetExceeded, Interpreter
 from verl_lint.evaluate.model import Scenario, ScenarioRun
-from verl_lint.shell.model import Case, If, ScriptModel
+from verl_lint.shell.model import Case, If, ScriptModel, build
 
 DEVICE_WORDS = frozenset({"gpu", "npu", "cuda", "cpu", "ascend", "xpu", "rocm", "mlu", "hpu",
                           "mps", "musa"})
@@ -70,13 +70,13 @@ def infer_scenarios(model: ScriptModel, device: str | None = None,
     if dvar in pins:
         value = pins[dvar]
         label = f"{dvar}={value}" if var is not None else ""
-        return [Scenario(label=label, pins=base, device=_ALIASES.get(value, value))], var
+        return [build(Scenario, label=label, pins=base, device=_ALIASES.get(value, value))], var
     if var is None or not values:
-        return [Scenario(label="", pins=base)], var
+        return [build(Scenario, label="", pins=base)], var
     fixed = _hardcoded(model, var)
     if fixed is not None:
-        return [Scenario(label="", pins=base, device=_ALIASES.get(fixed, fixed))], var
-    return [Scenario(label=f"{var}={v}", pins=tuple(sorted({**pins, var: v}.items())),
+        return [build(Scenario, label="", pins=base, device=_ALIASES.get(fixed, fixed))], var
+    return [build(Scenario, label=f"{var}={v}", pins=tuple(sorted({**pins, var: v}.items())),
                      device=_ALIASES.get(v, v)) for v in values], var
 
 
@@ -93,7 +93,7 @@ def _run(model: ScriptModel, scenario: Scenario, known_env: frozenset[str],
     try:
         return Interpreter(model, scenario, known_env, var).run()
     except (RecursionError, BudgetExceeded):  # hostile nesting: nothing can be said about it
-        return ScenarioRun(scenario=scenario)
+        return build(ScenarioRun, scenario=scenario, launches=[], var_uses=[])
 
 
 __all__ = ["device_branches", "evaluate_script", "infer_scenarios"]

@@ -8,6 +8,7 @@ script word (or array element) it came from.
 from __future__ import annotations
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.shell.model import build
 from verl_lint.source import Span
 
 
@@ -31,11 +32,19 @@ Parts = tuple  # tuple[Part, ...]
 # bounds a value is Unknown, so no expansion allocates more than a few times this much.
 MAX_VALUE = 64 * 1024  # characters in one value
 MAX_ELEMENTS = 4096  # words in one array / "$@"
-TOO_LONG = Unknown(reason="value too long")
+def unknown(reason: str) -> Unknown:
+    """`Unknown(reason=…)` without validation: the evaluator makes thousands, always from a str."""
+    return build(Unknown, reason=reason)
+
+
+TOO_LONG = unknown("value too long")
 
 
 def parts_value(parts: Parts) -> "str | Unknown":
     """The joined text, or the first Unknown (`TOO_LONG` past MAX_VALUE characters)."""
+    if len(parts) == 1:  # most words
+        v = parts[0].value
+        return TOO_LONG if isinstance(v, str) and len(v) > MAX_VALUE else v
     out = []
     size = 0
     for p in parts:
@@ -86,7 +95,7 @@ class Field:
     @property
     def value(self) -> "str | Unknown":
         if self.passthrough is not None:
-            return Unknown(reason=self.passthrough)
+            return unknown(self.passthrough)
         return parts_value(self.parts)
 
     def copy(self, **kw) -> "Field":

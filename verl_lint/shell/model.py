@@ -20,7 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from verl_lint.source import SourceText, Span
 
-_CFG = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+# defer_build: the parser builds nodes without validation (`build`, `model_construct`), so the
+# validation schemas are only needed by tests and debugging (`model_dump`); building them for
+# ~25 classes at import was the largest part of a one-file CLI run's start-up.
+_CFG = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 _DEFAULTS: dict[type, dict] = {}
 
 
@@ -32,12 +35,22 @@ def build(cls, **values):
         defaults = _DEFAULTS[cls] = {name: f.get_default(call_default_factory=True)
                                      for name, f in cls.model_fields.items()
                                      if not f.is_required()}
-    obj = cls.__new__(cls)
-    object.__setattr__(obj, "__dict__", {**defaults, **values})
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    obj = _new(cls)
+    d = defaults.copy()
+    d.update(values)
+    _setattr(obj, "__dict__", d)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
+
+
+# BaseModel's slot descriptors, called directly: cheaper than object.__setattr__ by name
+_new = object.__new__
+_setattr = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 Quoting = Literal["none", "single", "double", "ansi_c", "mixed"]
 PieceKind = Literal["literal", "variable", "command", "arithmetic", "process", "bad_substitution"]
@@ -360,7 +373,7 @@ Block = Union[Case, If]
 class ScriptModel(BaseModel):
     """The parsed script."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     body: tuple[Statement, ...] = ()
     comments: tuple[Comment, ...] = ()
@@ -478,7 +491,3 @@ def children(s) -> list[tuple]:
         return out
     return []
 
-
-for _m in (Piece, Word, Pipeline, CaseItem, Condition, IfBranch, Loop, Function, Group, Case, If,
-           ScriptModel):
-    _m.model_rebuild()

@@ -20,7 +20,7 @@ from verl_lint.shell.lexer import (
 from verl_lint.shell.model import (
     ArrayLiteral, Assignment, BranchRef, Case, CaseItem, Command, Comment, Condition, Function,
     Group, Heredoc, If, IfBranch, Loop, Other, ParseError, Piece, Pipeline, Redirect,
-    ScriptModel, SetOptions, Unset, Word, build,
+    ScriptModel, SetOptions, Unset, Word, _set_extra, _set_fields_set, _set_private, build,
 )
 from verl_lint.source import SourceText, Span
 
@@ -226,9 +226,9 @@ class SpanFactory:
         obj = _new_span(Span)
         _setattr(obj, "__dict__", {"start": start, "end": end, "line": line, "column": col,
                                    "end_line": eline, "end_column": ecol})
-        _setattr(obj, "__pydantic_fields_set__", _SPAN_FIELDS)
-        _setattr(obj, "__pydantic_extra__", None)
-        _setattr(obj, "__pydantic_private__", None)
+        _set_fields_set(obj, _SPAN_FIELDS)
+        _set_extra(obj, None)
+        _set_private(obj, None)
         self.cache[(start, end)] = obj
         return obj
 
