@@ -62,6 +62,7 @@ def _primitive(text: str) -> Any:
     return text
 
 
+@lru_cache(maxsize=16384)  # scripts repeat the same override words; Parsed is immutable
 def parse(text: str) -> Parsed:
     """Parse a whole override word (`+a.b=1`, `~x`, `model_engine=megatron`)."""
     prefix = "++" if text.startswith("++") else text[:1] if text[:1] in ("+", "~") else ""
