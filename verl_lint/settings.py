@@ -11,7 +11,6 @@ is `(select ∪ extend-select) − ignore − per-file-ignores matching the file
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import sys
@@ -200,6 +199,8 @@ def resolve_selectors(selectors: Iterable[str], key: str = "select") -> set[str]
 
 
 def _suggest(sel: str, rules) -> str:
+    import difflib  # only for a bad selector: keeps it off the start-up path
+
     names = [r.code for r in rules] + [r.name for r in rules]
     close = difflib.get_close_matches(sel, names, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -238,6 +239,8 @@ def _validate(table: dict[str, Any], path: Path | None) -> Settings:
     known = _toml_keys()
     for key in table:
         if key not in known:
+            import difflib
+
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise SettingsError(f"{where}{section}unknown key {key!r}{hint}")

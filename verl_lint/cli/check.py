@@ -19,7 +19,6 @@ from typing import Any, Sequence
 import click
 
 from verl_lint.diagnostics import Severity
-from verl_lint.fixes import FixOptions, run_fix_mode
 from verl_lint.report import FORMATS
 
 SEVERITIES = [s.value for s in Severity]
@@ -223,9 +222,12 @@ def run_check(opts: CheckOptions) -> int:
             show_settings(opts, settings_for)
             return 0
         targets = find_targets(opts, settings_for)
-        fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,
-                            opts.add_suppressions)
-        if fixing.active:  # fixes.py applies fixes/suppressions and re-lints
+        # fixes.py (and difflib) only load for a fix option: FixOptions.active, checked first
+        if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
+            from verl_lint.fixes import FixOptions, run_fix_mode
+
+            fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,
+                                opts.add_suppressions)
             reports, status = run_fix_mode(targets, settings_for, fixing, quiet=opts.quiet)
             if status is not None:  # --diff, or fixed stdin: fixes.py printed the result
                 _print_errors(reports)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from typing import Any, Iterable
 
@@ -43,6 +42,8 @@ def leaf_similarity(a: str, b: str) -> float:
     words (`tensor_parallel_size` ~ `tensor_model_parallel_size`)."""
     if a == b:
         return 1.0
+    import difflib  # only for an unknown key: keeps it off the start-up path
+
     matcher = difflib.SequenceMatcher(None, a, b)
     score = matcher.ratio() if matcher.real_quick_ratio() >= 0.75 and \
         matcher.quick_ratio() >= 0.75 else 0.0
@@ -55,6 +56,8 @@ def leaf_similarity(a: str, b: str) -> float:
 
 
 def _path_ratio(a: str, b: str) -> float:
+    import difflib
+
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
@@ -84,6 +83,8 @@ class InvalidEnumValue(Rule):
                     when = f" in verl {renamed['since']}" if renamed.get("since") else ""
                     msg += (f" ('{value}' was replaced by '{new.partition('=')[2]}'{when})" if new
                             else f" ('{value}' was removed{when})")
+                import difflib  # only for a bad value: keeps it off the start-up path
+
                 close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.75)
                 if close and renamed is None:
                     msg += f"; did you mean '{close[0]}'?"
