@@ -67,7 +67,8 @@ class OverrideProblem(BaseModel):
 class AppliedOverride(BaseModel):
     """A value override Hydra accepts, as applied (for the value rules VL205/206/209)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # defer_build: built with `construct`, so its validator is rarely needed (saves start-up)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     override: Override
     key: str
@@ -77,7 +78,8 @@ class AppliedOverride(BaseModel):
 
 
 class LaunchAnalysis(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # defer_build: built with model_construct when the launch resolves (the common case)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     config: EffectiveConfig | None = None
     config_name: str | None = None
