@@ -712,3 +712,29 @@ def test_rule_keys_exist_in_verl_releases_of_their_range():
         for key, rng in _rule_keys(rule.spec):
             versions = [v for v in SUPPORTED_VERSIONS if in_range(v, rng)]
             assert any(has(t, key) for v in versions for t in trees[v]), (rule.code, key)
+
+
+def test_warm_start_reads_validated_rules_from_the_cache(tmp_path):
+    """Start-up cost: with a warm cache the rule and family schemas (deferred) are never built;
+    the cached specs equal freshly validated ones, and a cold cache validates as before."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from verl_lint.rules.knowledge import schema, families, loader\n"
+        "from verl_lint.rules.registry import all_rules\n"
+        "assert all_rules()\n"
+        "built = [c.__name__ for c in (schema.RuleSpec, schema.KeyCondition, schema.When,"
+        " families.FamilyTable) if c.__pydantic_complete__]\n"
+        "print(sorted(built))\n"
+        "specs = [loader._validate_rule(p, p.read_text(encoding='utf-8'))"
+        " for p in sorted(loader.BUILTIN_DIR.glob('*.yaml')) if p.name != 'model_families.yaml']\n"
+        "assert specs == [r.spec for r in loader.load_builtin_rules()]\n"
+    )
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    assert "'RuleSpec'" in runs[0].stdout and "'FamilyTable'" in runs[0].stdout
+    assert runs[1].stdout.strip() == "[]"

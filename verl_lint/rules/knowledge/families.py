@@ -15,8 +15,12 @@ FAMILY_FILE = "model_families.yaml"
 _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
 
 
+# defer_build: a warm start reads the validated table from the cache (`cached_model`)
+_CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
 class _Family(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _CFG
     name: str
     label: str | None = None  # how messages name it ("Qwen3.5"); default: name
     match: str
@@ -26,13 +30,13 @@ class _Family(BaseModel):
 
 
 class _Trait(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _CFG
     trait: str
     match: str
 
 
 class FamilyTable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _CFG
     families: tuple[_Family, ...] = Field(default_factory=tuple)
     traits: tuple[_Trait, ...] = Field(default_factory=tuple)
 
@@ -80,12 +84,22 @@ def parse_params_b(path: str) -> float | None:
 
 
 def load_family_table(path: Path) -> FamilyTable:
+    from verl_lint.rules.knowledge.loader import KnowledgeBaseError, cached_model
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise KnowledgeBaseError(f"{path}: {exc}") from None
+    return cached_model("model-families", text, lambda: _validate_table(path, text))
+
+
+def _validate_table(path: Path, text: str) -> FamilyTable:
     from verl_lint.rules.knowledge.loader import (
         KnowledgeBaseError, cached_yaml, format_validation_error, is_yaml_error,
     )
 
     try:
-        data = cached_yaml(path.read_text(encoding="utf-8"), fast=False) or {}
+        data = cached_yaml(text, fast=False) or {}
         table = FamilyTable.model_validate(data)
         for f in table.families:
             re.compile(f.match)

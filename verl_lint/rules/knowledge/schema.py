@@ -17,7 +17,9 @@ from pydantic import (
 from verl_lint.diagnostics import Severity
 from verl_lint.verl.versions import in_range
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
+# defer_build: a warm start reads validated specs from the cache (`loader.cached_model`), so
+# the validators are built only for a new or changed rule file
+_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 # operator spelled in YAML → its name in the model
 OPERATORS = ("==", "!=", "in", "not_in", "<", "<=", ">", ">=", "regex", "is_set")
@@ -242,5 +244,3 @@ class RuleSpec(BaseModel):
                 "a rule needs `require`, `forbid`, or a `message` for when `when` holds")
         return self
 
-
-KeyCondition.model_rebuild()
