@@ -22,10 +22,14 @@ class Severity(str, Enum):
         return {"error": 3, "warning": 2, "info": 1}[self.value]
 
 
+# defer_build: a script without findings never validates these; the first finding builds them
+_CFG = ConfigDict(frozen=True, defer_build=True)
+
+
 class Edit(BaseModel):
     """Replace bytes [start, end) of the script with `replacement`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     start: int
     end: int
@@ -35,7 +39,7 @@ class Edit(BaseModel):
 class Fix(BaseModel):
     """A fix is data: byte edits plus whether applying them without review is safe."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     title: str
     edits: tuple[Edit, ...]
@@ -45,7 +49,7 @@ class Fix(BaseModel):
 class Label(BaseModel):
     """A secondary location ("first set here")."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = _CFG
 
     span: Span
     message: str
@@ -53,6 +57,8 @@ class Label(BaseModel):
 
 class Diagnostic(BaseModel):
     """One finding. Rules fill code/message/span/labels/help/fix; the engine fills the rest."""
+
+    model_config = ConfigDict(defer_build=True)
 
     code: str
     name: str = ""

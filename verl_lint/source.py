@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict
 class Span(BaseModel):
     """A half-open byte range [start, end) with its 1-based line/column (columns in characters)."""
 
-    model_config = ConfigDict(frozen=True)
+    # defer_build: the parser builds spans without validation, so a run without findings
+    # rarely needs the validator (pydantic builds it on first use)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     start: int
     end: int

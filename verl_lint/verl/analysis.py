@@ -48,7 +48,8 @@ ProblemKind = Literal[
 class OverrideProblem(BaseModel):
     """One override Hydra (or verl's dataclass instantiation) refuses."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # defer_build: only a launch with a refused override validates one
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     kind: ProblemKind
     code: str  # the rule that reports it

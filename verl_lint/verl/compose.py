@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class ComposeFailure(BaseModel):
     """Hydra refused to compose: which override (if known) and Hydra's message."""
+
+    model_config = ConfigDict(defer_build=True)  # built only when Hydra refuses
 
     kind: str  # "missing-config" (unknown group option / config name), "override", "syntax"
     message: str

@@ -29,7 +29,8 @@ class Origin(BaseModel):
 class Resolved(BaseModel):
     """A key's effective value. `value` may be an `Unknown` (from the script) — rules skip then."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    # defer_build: the config builder makes these with `model_construct`
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     key: str
     value: Any
