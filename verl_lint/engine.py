@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from verl_lint.diagnostics import Diagnostic
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
@@ -327,10 +327,3 @@ def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
     except (OSError, NotImplementedError, PermissionError):
         return None  # no process support here (sandbox): lint serially
 
-
-def count_by_severity(reports: Iterable[FileReport]) -> dict[str, int]:
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for r in reports:
-        for d in r.diagnostics:
-            counts[d.severity.value] += 1
-    return counts

@@ -196,7 +196,7 @@ class BrokenContinuation(Rule):
         )
 
     def _cut(self, ctx, lines, i: int, slash: int) -> Iterator[Diagnostic]:
-        nxt_i, nxt_start, nxt = lines[i + 1]
+        _, nxt_start, nxt = lines[i + 1]
         stripped = nxt.strip()
         source = ctx.source
         if not stripped:
