@@ -13,7 +13,9 @@ from fnmatch import fnmatchcase
 
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
-from verl_lint.evaluate.model import Launch, Scenario, ScenarioRun, Unknown, VarUse
+from verl_lint.evaluate.model import (
+    ALL_VISIBLE_DEVICE_VARS, VISIBLE_DEVICE_VARS, Launch, Scenario, ScenarioRun, Unknown, VarUse,
+)
 from verl_lint.evaluate.values import (
     MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
 )
@@ -142,11 +144,13 @@ class Interpreter:
         for name, value in self.scenario.pins:
             st.vars[name] = Var(parts=(Part(value),), exported=True, env=True)
         self.block(self.model.body, st)
-        nounset, visible = (self.first_launch_state if self.first_launch_state is not None
-                            else ("nounset" in st.options, self.visible_devices(st, ())))
+        nounset, (visible, visible_from) = (
+            self.first_launch_state if self.first_launch_state is not None
+            else ("nounset" in st.options, self.visible_devices(st, ())))
         uses = sorted(self.uses.values(), key=lambda u: (u.span.start, u.name))
         return build(ScenarioRun, scenario=self.scenario, launches=self.launches, var_uses=uses,
-                     nounset=nounset, visible_devices=visible)
+                     nounset=nounset, visible_devices=visible,
+                     visible_devices_from=visible_from)
 
     def block(self, stmts, st: State) -> State:
         self.steps -= len(stmts)
@@ -527,17 +531,16 @@ class Interpreter:
             st.positional = saved_pos
             st.returned = False
 
-    def visible_devices(self, st: State, prefix_env) -> object:
-        order = ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") \
-            if self.scenario.device == "npu" else (
-                "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
-        for name in order:
+    def visible_devices(self, st: State, prefix_env) -> tuple[object, str | None]:
+        """The visible-device list at a launch and the variable it came from. In a device
+        scenario only that device's own variable counts: a CUDA list does not restrict NPUs."""
+        for name in VISIBLE_DEVICE_VARS.get(self.scenario.device, ALL_VISIBLE_DEVICE_VARS):
             v = (prefix_env or {}).get(name) or st.vars.get(name)
             if v is not None and (v.exported or name in (prefix_env or {})):
                 if v.parts is None:
-                    return unknown(f"${name} is an array")
-                return parts_value(v.parts)
-        return None
+                    return unknown(f"${name} is an array"), name
+                return parts_value(v.parts), name
+        return None, None
 
     # -- expansion --------------------------------------------------------------------------------
     def span(self, start: int, end: int) -> Span | None:

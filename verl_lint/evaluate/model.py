@@ -16,6 +16,14 @@ from verl_lint.source import Span
 _CFG = ConfigDict(frozen=True, defer_build=True)
 
 
+# The variable that makes each accelerator's devices visible (Ray reads them per device type).
+VISIBLE_DEVICE_VARS: dict[str, tuple[str, ...]] = {
+    "gpu": ("CUDA_VISIBLE_DEVICES",),
+    "npu": ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES"),
+}
+ALL_VISIBLE_DEVICE_VARS = tuple(n for names in VISIBLE_DEVICE_VARS.values() for n in names)
+
+
 class Unknown(BaseModel):
     """A value the script cannot know statically. Rules skip on it; they never guess."""
 
@@ -108,3 +116,4 @@ class ScenarioRun(BaseModel):
     var_uses: list[VarUse] = Field(default_factory=list)
     nounset: bool = False  # `set -u` in force at the launch
     visible_devices: Value | None = None  # CUDA_/ASCEND_RT_VISIBLE_DEVICES at the launch
+    visible_devices_from: str | None = None  # the variable that set `visible_devices`

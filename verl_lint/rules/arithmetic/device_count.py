@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.evaluate.model import VISIBLE_DEVICE_VARS
 from verl_lint.rules.arithmetic._operands import Skip, get_int, literal_fix, place, where
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -12,12 +13,6 @@ from verl_lint.rules.registry import register
 # No verl check mirrors this one: Ray only schedules on the devices the process can see, so a
 # trainer asking for more devices per node than are visible waits for a placement group that
 # never comes; asking for fewer leaves visible devices idle. All releases.
-
-# The variables that restrict each accelerator (the other accelerator's list restricts nothing).
-DEVICE_VARS = {
-    "gpu": ("CUDA_VISIBLE_DEVICES",),
-    "npu": ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES"),
-}
 
 
 def visible_count(value: object) -> int | None:
@@ -83,9 +78,13 @@ class DeviceCountMismatch(Rule):
         count = visible_count(visible)
         if count is None:
             return
-        source = _source_variable(ctx)
-        if source is None:
+        # The evaluator reports only the scenario's own device variable; a list from elsewhere
+        # (hand-built runs) in a device scenario restricts nothing.
+        source = ctx.run.visible_devices_from
+        device = ctx.run.scenario.device
+        if device in VISIBLE_DEVICE_VARS and source not in VISIBLE_DEVICE_VARS[device]:
             return
+        source = source or "the script"
         try:
             per_node = get_int(ctx.config, "trainer.n_gpus_per_node")
         except Skip:
@@ -101,17 +100,3 @@ class DeviceCountMismatch(Rule):
             help=f"set trainer.n_gpus_per_node={count}, or list {per_node.value} devices",
             fix=literal_fix(ctx, per_node, count, f"set trainer.n_gpus_per_node to {count}"))
 
-
-def _source_variable(ctx: LaunchContext) -> str | None:
-    """Which variable the visible list most likely came from; None when, in a device scenario,
-    the script never sets that device's own variable (then the list is the other accelerator's
-    and does not restrict this one)."""
-    assigned = {a.name for a in ctx.model.assignments} if ctx.model is not None else set()
-    device = ctx.run.scenario.device
-    if device in DEVICE_VARS:
-        names = [name for name in DEVICE_VARS[device] if name in assigned]
-        if not names:
-            return None
-    else:
-        names = [name for group in DEVICE_VARS.values() for name in group if name in assigned]
-    return names[0] if len(names) == 1 else "the script"
