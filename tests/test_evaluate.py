@@ -450,3 +450,12 @@ def test_words_of_many_pieces_expand_in_linear_time(piece):
     (run,) = evaluate_script(model)
     assert time.process_time() - t0 < 0.5  # quadratic took 4.6 s
     assert len(run.launches[0].overrides[0].value) == 8000
+
+
+def test_visible_devices_only_from_the_scenarios_own_variable():
+    text = ('export CUDA_VISIBLE_DEVICES=0,1\n'
+            'case "$DEVICE" in gpu) N=2 ;; npu) N=4 ;; esac\n' + launch_line("a.n=$N"))
+    gpu, npu = runs_of(text)
+    assert (gpu.visible_devices, gpu.visible_devices_from) == ("0,1", "CUDA_VISIBLE_DEVICES")
+    # a CUDA list does not restrict NPUs: the NPU scenario sees no list at all
+    assert (npu.visible_devices, npu.visible_devices_from) == (None, None)
