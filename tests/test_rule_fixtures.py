@@ -76,3 +76,20 @@ def test_every_fixture_folder_is_a_rule():
     for folder in ROOT.iterdir():
         if folder.is_dir():
             assert get_rule(folder.name) is not None, f"{folder}: no rule {folder.name}"
+
+
+def test_every_rule_has_bad_and_good_fixtures():
+    """The parametrized runner only sees the `.sh` files that exist: an emptied folder or a
+    missing rule folder would collect no case and pass silently, so check coverage here."""
+    from verl_lint.rules.registry import all_rules
+
+    for rule in all_rules():
+        names = [p.name for p in (ROOT / rule.code).glob("*.sh")]
+        assert any(n.startswith("bad_") for n in names), f"{rule.code}: no bad_*.sh fixture"
+        assert any(n.startswith("good_") for n in names), f"{rule.code}: no good_*.sh fixture"
+
+
+def test_every_expected_file_has_its_script():
+    """An `.expected` whose script was renamed or deleted is never checked."""
+    orphans = [e for e in ROOT.glob("*/*.expected") if not e.with_suffix(".sh").exists()]
+    assert not orphans, f"expectations without a script: {orphans}"
