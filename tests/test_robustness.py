@@ -14,27 +14,21 @@ from hypothesis import given
 from pydantic import BaseModel
 
 from strategies import big_script, equivalent_pairs, hostile_scripts, verl_scripts
+from verl_lint import shell
+from verl_lint.shell import parse_script
 from verl_lint.source import SourceText, Span
-
-shell = pytest.importorskip("verl_lint.shell")
-parse_script = shell.parse_script
 
 
 def _evaluate():
-    try:
-        from verl_lint.evaluate import evaluate_script
-    except ImportError:
-        pytest.skip("verl_lint.evaluate.evaluate_script is not available yet")
+    from verl_lint.evaluate import evaluate_script
+
     return evaluate_script
 
 
 def _engine():
-    try:
-        from verl_lint.engine import lint_source
-        from verl_lint.evaluate import evaluate_script  # noqa: F401 - the engine needs it
-        from verl_lint.settings import Settings
-    except ImportError:
-        pytest.skip("verl_lint.engine is not available yet")
+    from verl_lint.engine import lint_source
+    from verl_lint.settings import Settings
+
     return lint_source, Settings
 
 
