@@ -18,7 +18,7 @@ from verl_lint.settings import Settings
 from verl_lint.source import SourceText
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = sorted((ROOT / "fixtures" / "corpus").glob("*.sh"))
+CORPUS = sorted((ROOT / "fixtures" / "corpus").rglob("*.sh"))
 BAD = ROOT / "fixtures" / "corpus" / "bug_hydra_prefixes.sh"
 SETTINGS = Settings()
 
