@@ -49,14 +49,18 @@ class KnowledgeRule(Rule):
         spec = self.spec
         if not when_holds(spec.when, facts, self.families):
             return
-        fields = self._fields(facts)
         if not (spec.require or spec.forbid):
+            fields = self._fields(facts)
             yield self.diagnostic(self._anchor(ctx, facts),
                                   _format(spec.message or spec.summary, fields),
                                   help=spec.help and _format(spec.help, fields),
                                   fix=self._fix(ctx, spec.fix))
             return
         violations = list(self._violations(facts))
+        if not violations:
+            return
+        # the message fields (model family, rollout, strategy) only matter for a finding
+        fields = self._fields(facts)
         reported = {key for key, _, _, _ in violations}
         for key, resolved, entry, required in violations:
             origin = resolved.origin if resolved is not None else None
