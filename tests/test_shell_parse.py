@@ -276,8 +276,10 @@ def test_hostile_nesting_never_raises():
                  "if true; then " * 400 + ":" + "; fi" * 400 + "\n",
                  "f() { f; }\nf\n"):
         m = parse(text)
-        evaluate_script(m)
-        assert len(m.statements) >= 0
+        runs = evaluate_script(m)
+        # analysed, or refused with the nesting-limit parse error: never silently empty
+        assert bool(m.statements) != bool(m.errors), (len(m.statements), m.errors)
+        assert runs
 
 
 # ---- hostile nesting: a clean parse error, never an internal error ---------------------------------
