@@ -508,3 +508,24 @@ def test_literal_fix_replaces_a_plain_value_only():
     entries[f"{R}.expert_parallel_size"] = base.get(f"{R}.expert_parallel_size")
     [d] = list(VL302().check(ctx))
     assert d.message.startswith("world size 16") and d.fix is None
+
+
+def test_vl304_missing_micro_batch_behind_passthrough_is_only_info():
+    # `"$@"` may pass the key: the script alone cannot know it is missing
+    from verl_lint.engine import lint_source
+    from verl_lint.settings import Settings
+    from verl_lint.source import SourceText
+
+    launch = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm "
+              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4")
+    report = {}
+    for tail in ("", ' "$@"'):
+        text = f"#!/usr/bin/env bash\n{launch}{tail}\n".encode()
+        diags = lint_source(SourceText(text), Settings(), path="t.sh").diagnostics
+        report[tail] = [d for d in diags if d.code == "VL304"
+                        and "rollout.log_prob_micro_batch_size_per_gpu" in d.message]
+    [plain] = report[""]
+    [soft] = report[' "$@"']
+    assert plain.severity.value == "error"
+    assert soft.severity.value == "info"
+    assert soft.message == plain.message + ' (unless the caller passes it through "$@")'

@@ -115,12 +115,16 @@ class MicroBatchConflict(Rule):
         if legacy.value is None and per_gpu.value is None:
             # Nothing to edit: the key must be added to the launch.
             span, labels = place(ctx.launch.span, [], [dynamic])
+            # `"$@"` may pass the key: the script alone cannot tell, so only say it softly.
+            passthrough = bool(ctx.launch.passthrough)
             return self.diagnostic(
                 span,
                 f"neither {per_gpu.key} nor {legacy.key} is set, and {dynamic.show()} "
-                f"({where([dynamic])}) needs a micro batch size",
+                f"({where([dynamic])}) needs a micro batch size"
+                + (' (unless the caller passes it through "$@")' if passthrough else ""),
                 labels=labels,
-                help=f"set {per_gpu.key}, or enable use_dynamic_bsz")
+                help=f"set {per_gpu.key}, or enable use_dynamic_bsz",
+                severity=Severity.INFO if passthrough else None)
         if per_gpu.value is None and per_gpu_required and engine_workers(config):
             span, labels = place(ctx.launch.span, [legacy])
             return self.diagnostic(
