@@ -307,3 +307,13 @@ def test_vl109_device_stack_variables_are_left_to_vl406():
 def test_vl102_a_step_already_done_before_the_case_is_not_confined():
     text = HEAD + "unset http_proxy\n" + device_case("unset http_proxy", ":") + LAUNCH
     assert not lint(text, "VL102")
+
+
+def test_vl107_says_what_bash_does_with_a_resolver_under_set_u_and_without():
+    launch = 'python3 -m verl.trainer.main_ppo trainer.experiment_name="run_${now:%H}"\n'
+    [plain] = lint("#!/usr/bin/env bash\n" + launch, "VL107")
+    [strict] = lint("#!/usr/bin/env bash\nset -euo pipefail\n" + launch, "VL107")
+    [reset] = lint("#!/usr/bin/env bash\nset -u\nset +u\n" + launch, "VL107")
+    assert "replaces it with an empty string" in plain.message
+    assert "stops with `now: unbound variable` (`set -u`)" in strict.message
+    assert "replaces it with an empty string" in reset.message

@@ -9,7 +9,7 @@ from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
 from verl_lint.rules.shell._shell import all_words, clean_until
-from verl_lint.shell.model import Piece
+from verl_lint.shell.model import Piece, SetOptions
 
 # `${oc.env:HOME}`, `${actor_rollout_ref.actor.optim.lr}`, `${.sibling}`, `${now:%H}`
 _HYDRA = re.compile(r"\$\{\.*[A-Za-z_][\w-]*(?:\[\w+\])?(?:[.:][^}]*)\}")
@@ -75,6 +75,7 @@ class ShellExpandedInterpolation(Rule):
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         heredocs = [h.span for h in ctx.model.heredocs]
         cutoff = clean_until(ctx.model)
+        nounset = _nounset_switches(ctx.model)
         for word in all_words(ctx.model):
             if word.span.end > cutoff:
                 continue
@@ -82,13 +83,17 @@ class ShellExpandedInterpolation(Rule):
                 if not is_interpolation(p):
                     continue
                 in_heredoc = any(h.contains(p.span) for h in heredocs)
-                yield self._finding(p, in_heredoc)
+                yield self._finding(p, in_heredoc, _in_force(nounset, p.span.start))
 
-    def _finding(self, p: Piece, in_heredoc: bool) -> Diagnostic:
+    def _finding(self, p: Piece, in_heredoc: bool, unset_aborts: bool) -> Diagnostic:
         where = ("in an unquoted heredoc" if in_heredoc else
                  "inside double quotes" if p.quoted == "double" else "unquoted")
-        outcome = ("replaces it with an empty string" if p.kind == "variable"
-                   else "fails with `bad substitution`")
+        if p.kind != "variable":
+            outcome = "fails with `bad substitution`"
+        elif unset_aborts:
+            outcome = f"stops with `{p.name}: unbound variable` (`set -u`)"
+        else:
+            outcome = "replaces it with an empty string"
         message = (f"bash expands the Hydra interpolation `{p.text}` ({where}) and {outcome}; "
                    "it must reach Hydra literally")
         if in_heredoc:
@@ -103,3 +108,20 @@ class ShellExpandedInterpolation(Rule):
                       edits=(Edit(start=p.span.start, end=p.span.start, replacement="'"),
                              Edit(start=p.span.end, end=p.span.end, replacement="'")))
         return self.diagnostic(p.span, message, fix=fix)
+
+
+def _nounset_switches(model) -> list[tuple[int, bool]]:
+    """(offset, nounset on?) of every unconditional top-level `set -u` / `set +u`."""
+    return [(st.span.start, "nounset" in st.enable)
+            for st in model.statements
+            if isinstance(st, SetOptions) and not st.path and st.function is None
+            and not st.conditional and "nounset" in (*st.enable, *st.disable)]
+
+
+def _in_force(switches: list[tuple[int, bool]], offset: int) -> bool:
+    state = False
+    for at, on in switches:
+        if at >= offset:
+            break
+        state = on
+    return state
