@@ -57,6 +57,25 @@ class _Code:
         return not self.arrays.holds(start) and self.source.line_of(start) in self.command_lines
 
 
+class _LazyCode:
+    """`_Code`, built on first use: most scripts have no line where a cut is possible."""
+
+    def __init__(self, model: ScriptModel, source: SourceText) -> None:
+        self._args = (model, source)
+        self._code: _Code | None = None
+
+    def _get(self) -> _Code:
+        if self._code is None:
+            self._code = _Code(*self._args)
+        return self._code
+
+    def is_code(self, offset: int) -> bool:
+        return self._get().is_code(offset)
+
+    def in_command(self, start: int) -> bool:
+        return self._get().in_command(start)
+
+
 class _Intervals:
     """Merged half-open byte ranges with a logarithmic membership test."""
 
@@ -75,10 +94,23 @@ class _Intervals:
         return i >= 0 and offset < self.ends[i]
 
 
-def _lines(source: SourceText) -> Iterator[tuple[int, int, bytes]]:
-    """(line index, start offset, content without the newline)."""
-    for i, start in enumerate(source.line_starts):
-        yield i, start, source.line_bytes(i).rstrip(b"\r\n")
+class _Lines:
+    """`lines[i]` = (i, start offset, content without the newline), built on demand: the rule
+    only looks at the few lines around a `\\` line ending."""
+
+    def __init__(self, source: SourceText) -> None:
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.source.line_starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int, bytes]:
+        return i, self.source.line_starts[i], self.source.line_bytes(i).rstrip(b"\r\n")
+
+
+# the only lines a cut can start from: `\` then spaces or a CR at the end of the line, or `\`
+# then a blank or comment line; a chain that goes on is never looked at
+_CUT_CANDIDATE = re.compile(rb"\\(?:[ \t]+\r?|\r)$|\\\r?\n[ \t]*(?:#|\r?$)", re.MULTILINE)
 
 
 @register
@@ -143,13 +175,13 @@ class BrokenContinuation(Rule):
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         source = ctx.source
-        code = _Code(ctx.model, source)
-        lines = list(_lines(source))
+        code = _LazyCode(ctx.model, source)
+        lines = _Lines(source)
         cutoff = clean_until(ctx.model)
         crlf_seen = False
-        for i, start, text in lines:
-            if start >= cutoff:
-                break
+        candidates = sorted({source.line_of(m.start()) for m in _CUT_CANDIDATE.finditer(
+            source.data, 0, min(cutoff, len(source.data)))})
+        for i, start, text in map(lines.__getitem__, candidates):
             if not crlf_seen and source.data[start + len(text):start + len(text) + 1] == b"\r" \
                     and _CONTINUED.search(text):
                 slash = start + len(text) - 1
@@ -178,7 +210,7 @@ class BrokenContinuation(Rule):
                  "endings",
         )
 
-    def _trailing(self, ctx, code: _Code, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
+    def _trailing(self, ctx, code: _LazyCode, lines, i: int, start: int, m) -> Iterator[Diagnostic]:
         slash = start + m.start(1) - 1
         if not code.is_code(slash) or not code.in_command(start):
             return
@@ -230,7 +262,7 @@ class BrokenContinuation(Rule):
                      "(comments are allowed inside `( … )`)",
             )
 
-    def _missing(self, ctx, code: _Code, cutoff: int) -> Iterator[Diagnostic]:
+    def _missing(self, ctx, code: _LazyCode, cutoff: int) -> Iterator[Diagnostic]:
         """Override-looking words that start a command after a line without `\\`."""
         source = ctx.source
         for c in ctx.model.commands:
