@@ -18,9 +18,14 @@ SpanOf = Callable[[int, int], Span]
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN = re.compile(rb"[^\\'\"$`<>\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
-_FAST = re.compile(rb"([^\\'\"$`<>\x80-\xff]+)|'([^']*)'|\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
-                   rb"|\$([A-Za-z_][A-Za-z0-9_]*)"
-                   rb"|\"(?:([^\"\\$`]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*))\"")
+# The common shapes of a word, one regex match per piece (see `WordLexer.fast_pieces`):
+# 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} | 8 opening "
+_NAME_RE = rb"([A-Za-z_][A-Za-z0-9_]*)"
+_FAST_EXPANSIONS = (rb"\$\{" + _NAME_RE + rb"\}|\$" + _NAME_RE + rb"|\$([0-9@*#])|\$\{" + _NAME_RE
+                    + rb"\[([@*])\]\}")
+_FAST = re.compile(rb"([^\\'\"$`<>\x80-\xff]+)|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + rb'|(")')
+# inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7 closing "
+_FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
 _DIGITS = re.compile(rb"[0-9]+")
 _SPECIAL = b"@*#?$!-"
 # longest operators first
@@ -224,57 +229,74 @@ class WordLexer:
     def word(self, start: int, end: int, mode: str = "none") -> Word:
         """`mode`: "none" (a normal word), "double" (inside "…", e.g. a default of a quoted
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
-        text = self.ascii_text
+        text, base = self.ascii_text, 0
+        if text is None and start < end:
+            chunk = self.data[start:end]  # an ASCII word in a document that is not
+            if chunk.isascii():
+                text, base = chunk.decode("ascii"), start
         if text is not None and start < end:
             if _PLAIN.fullmatch(self.data, start, end):
                 span = self.span_of(start, end)
-                raw = text[start:end]
+                raw = text[start - base:end - base]
                 piece = build(Piece, kind="literal", span=span, text=raw,
                               quoted="none" if mode == "none" else "double", value=raw)
                 return build(Word, span=span, text=raw, pieces=(piece,))
             if mode == "none":
-                pieces = self.fast_pieces(start, end, text)
+                pieces = self.fast_pieces(start, end, text, base)
                 if pieces is not None:
-                    return build(Word, span=self.span_of(start, end), text=text[start:end],
-                                 pieces=tuple(pieces))
+                    return build(Word, span=self.span_of(start, end),
+                                 text=text[start - base:end - base], pieces=tuple(pieces))
         pieces = self.pieces(start, end, mode)
         return build(Word, span=self.span_of(start, end),
                                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
 
-    def fast_pieces(self, start: int, end: int, text: str) -> list[Piece] | None:
-        """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `$HOME/x`) by regex, or None to
-        take the general lexer."""
+    def fast_pieces(self, start: int, end: int, text: str, base: int = 0) -> list[Piece] | None:
+        """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `"$@"`, `"${ARR[@]}"`,
+        `k="$HOME/x"`) by regex, or None to take the general lexer. `text[i - base]` is the
+        character at byte `i` (the word is ASCII). Yields exactly what `pieces` yields (a
+        property test compares them)."""
         out: list[Piece] = []
         span_of = self.span_of
+        data = self.data
         pos = start
+        quoted = "none"
+        opened = 0  # where the open "…" started
         while pos < end:
-            m = _FAST.match(self.data, pos, end)
+            m = (_FAST if quoted == "none" else _FAST_DQ).match(data, pos, end)
             if m is None:
                 return None
             g = m.lastindex
-            a, b = m.span(g)
+            if quoted == "double":
+                g = g + 1 if g > 1 else g  # align with _FAST's groups (no '…' inside "…")
+            a, b = m.span(m.lastindex)
             if g == 1:
-                raw = text[a:b]
-                out.append(build(Piece, kind="literal", span=span_of(a, b), text=raw, value=raw))
+                raw = text[a - base:b - base]
+                out.append(build(Piece, kind="literal", span=span_of(a, b), text=raw,
+                                 quoted=quoted, value=raw))
             elif g == 2:
                 out.append(build(Piece, kind="literal", span=span_of(pos, m.end()),
-                                 text=text[pos:m.end()], quoted="single", value=text[a:b]))
-            elif g == 5:
-                if a == b:
-                    out.append(build(Piece, kind="literal", span=span_of(pos, m.end()),
-                                     text='""', quoted="double", value=""))
+                                 text=text[pos - base:m.end() - base], quoted="single",
+                                 value=text[a - base:b - base]))
+            elif g == 8:  # a double quote
+                if quoted == "none":
+                    quoted, opened = "double", len(out)
                 else:
-                    raw = text[a:b]
-                    out.append(build(Piece, kind="literal", span=span_of(a, b), text=raw,
-                                     quoted="double", value=raw))
-            else:  # 3/4: ${X} / $X; 6/7: "${X}" / "$X"
-                quoted = "double" if g >= 6 else "none"
-                vs, ve = (pos + 1, m.end() - 1) if g >= 6 else (pos, m.end())
-                out.append(build(Piece, kind="variable", span=span_of(vs, ve),
-                                 text=text[vs:ve], quoted=quoted, name=text[a:b],
-                                 braced=g in (3, 6)))
+                    if opened == len(out):  # "" — an empty argument, keep it
+                        out.append(build(Piece, kind="literal", span=span_of(pos - 1, pos + 1),
+                                         text='""', quoted="double", value=""))
+                    quoted = "none"
+            else:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
+                ve = m.end()
+                if g == 7:
+                    name, index = text[m.start(6 - (quoted == "double")) - base:
+                                       m.end(6 - (quoted == "double")) - base], text[a - base]
+                else:
+                    name, index = text[a - base:b - base], None
+                out.append(build(Piece, kind="variable", span=span_of(pos, ve),
+                                 text=text[pos - base:ve - base], quoted=quoted, name=name,
+                                 index=index, braced=g in (3, 7)))
             pos = m.end()
-        return out
+        return None if quoted != "none" else out
 
     def pieces(self, start: int, end: int, mode: str) -> list[Piece]:
         data = self.data
