@@ -110,17 +110,15 @@ def _assigned_names(stmts) -> list[str]:
     from verl_lint.shell.model import children
 
     out: list[str] = []
-
-    def walk(ss) -> None:
-        for s in ss:
-            if isinstance(s, Assignment) and (s.value is not None or s.array is not None):
-                out.append(s.name)
-            elif isinstance(s, Command):
-                pass
-            for ch in children(s):
-                walk(ch)
-
-    walk(stmts)
+    stack = [iter(stmts)]  # iterative, in source order: a recursive closure is a reference cycle
+    while stack:
+        s = next(stack[-1], None)
+        if s is None:
+            stack.pop()
+            continue
+        if isinstance(s, Assignment) and (s.value is not None or s.array is not None):
+            out.append(s.name)
+        stack.extend(iter(ch) for ch in reversed(children(s)))
     return out
 
 
@@ -332,30 +330,27 @@ class Interpreter:
         return eq if cond.operator in ("=", "==") else not eq
 
     def if_(self, s: If, st: State) -> None:
-        def label(b) -> str:
-            return ("the else branch" if b.kind == "else"
-                    else f"the `{b.condition.text}` branch (line {b.span.line})")
+        _assign_state(st, self._if_from(s, 0, st))
 
-        def run(k: int, st: State) -> State:
-            if k >= len(s.branches):
-                return st
-            b = s.branches[k]
-            if b.condition is not None:
-                self.block(b.condition.statements, st)  # expansions in the test are uses too
-            verdict = self.condition(b.condition, st)
-            if verdict is True:
-                for other in s.branches[k + 1:]:
-                    self.note_untaken(st, other.body, label(other))
-                return self.block(b.body, st)
-            if verdict is False:
-                self.note_untaken(st, b.body, label(b))
-                return run(k + 1, st)
-            taken = self.block(b.body, st.copy())
-            rest = run(k + 1, st.copy())
-            later = " / ".join(label(o) for o in s.branches[k + 1:]) or "no branch"
-            return self.merge([taken, rest], [label(b), later])
-
-        _assign_state(st, run(0, st))
+    def _if_from(self, s: If, k: int, st: State) -> State:
+        """The state after branches k… of `s` (the earlier ones were not taken)."""
+        if k >= len(s.branches):
+            return st
+        b = s.branches[k]
+        if b.condition is not None:
+            self.block(b.condition.statements, st)  # expansions in the test are uses too
+        verdict = self.condition(b.condition, st)
+        if verdict is True:
+            for other in s.branches[k + 1:]:
+                self.note_untaken(st, other.body, _branch_label(other))
+            return self.block(b.body, st)
+        if verdict is False:
+            self.note_untaken(st, b.body, _branch_label(b))
+            return self._if_from(s, k + 1, st)
+        taken = self.block(b.body, st.copy())
+        rest = self._if_from(s, k + 1, st.copy())
+        later = " / ".join(_branch_label(o) for o in s.branches[k + 1:]) or "no branch"
+        return self.merge([taken, rest], [_branch_label(b), later])
 
     def loop(self, s: Loop, st: State) -> None:
         if s.loop == "for" and s.items is not None and s.variable:
@@ -466,7 +461,7 @@ class Interpreter:
             if fn is not None:
                 self.call(fn, fields[1:], st, prefix_env)
                 return
-        launch = detect_launch(fields, c, self.model, self.span)
+        launch = detect_launch(fields, c, self.model, self.span_of)
         if launch is not None:
             nounset = "nounset" in st.options
             visible = self.visible_devices(st, prefix_env)
@@ -747,23 +742,7 @@ class Interpreter:
                 return val
             text = val
 
-        budget = [_MAX_ARITH_LOOKUPS]
-
-        def lookup(name: str, depth: int) -> int:
-            budget[0] -= 1
-            if budget[0] < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
-                raise arith.ArithUnknown("too many variable references")
-            fake = build(Piece, kind="variable", span=p.span, text=name, name=name)
-            self.record_use(fake, st, False)
-            v = st.vars.get(name)
-            acc.append((name, v.fed_by if v is not None else ()))
-            val = self.lookup_value(name, st)
-            if val is None:
-                raise arith.ArithUnknown(str(self.unset_unknown(name, st).reason))
-            if isinstance(val, Unknown):
-                raise arith.ArithUnknown(val.reason)
-            return arith.evaluate(val, lookup, depth) if val.strip() else 0
-
+        lookup = _ArithLookup(self, p, st, acc)
         try:
             return str(arith.evaluate(text, lookup))
         except arith.ArithUnknown as exc:
@@ -884,6 +863,39 @@ class Interpreter:
             if array is not None and f.array is None:
                 f.array = array
         return out
+
+
+class _ArithLookup:
+    """`lookup(name, depth)` for `arith.evaluate`: a variable's integer value, recording the use.
+    A class rather than a closure: a closure that passes itself on is a reference cycle, and
+    cycles keep a whole script model alive until the garbage collector runs."""
+
+    __slots__ = ("interp", "piece", "state", "acc", "budget")
+
+    def __init__(self, interp: "Interpreter", piece: Piece, st: State, acc: list) -> None:
+        self.interp, self.piece, self.state, self.acc = interp, piece, st, acc
+        self.budget = _MAX_ARITH_LOOKUPS
+
+    def __call__(self, name: str, depth: int) -> int:
+        self.budget -= 1
+        if self.budget < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
+            raise arith.ArithUnknown("too many variable references")
+        interp, st = self.interp, self.state
+        fake = build(Piece, kind="variable", span=self.piece.span, text=name, name=name)
+        interp.record_use(fake, st, False)
+        v = st.vars.get(name)
+        self.acc.append((name, v.fed_by if v is not None else ()))
+        val = interp.lookup_value(name, st)
+        if val is None:
+            raise arith.ArithUnknown(str(interp.unset_unknown(name, st).reason))
+        if isinstance(val, Unknown):
+            raise arith.ArithUnknown(val.reason)
+        return arith.evaluate(val, self, depth) if val.strip() else 0
+
+
+def _branch_label(b) -> str:
+    return ("the else branch" if b.kind == "else"
+            else f"the `{b.condition.text}` branch (line {b.span.line})")
 
 
 def _blank(parts) -> bool:

@@ -247,8 +247,9 @@ def _lead(f: Field) -> tuple[str, bool]:
 def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
     eq = lead.find("=")
     key_text = lead if eq < 0 else lead[:eq]
-    prefix = "++" if key_text.startswith("++") else "+" if key_text.startswith("+") else \
-        "~" if key_text.startswith("~") else ""
+    first = key_text[:1]
+    prefix = ("++" if key_text.startswith("++") else "+") if first == "+" else \
+        "~" if first == "~" else ""
     key = key_text[len(prefix):]
     value = None
     text = f.value
@@ -269,19 +270,27 @@ def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
 def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
     """Byte range of characters [a, b) of the field when they sit verbatim in one part inside
     the field's word; with `literal_tail`, also require every later part to be script literal."""
+    parts = f.parts
+    span = f.span
+    if len(parts) == 1 and parts[0].src is not None:  # most overrides: one verbatim word
+        v = parts[0].value
+        if isinstance(v, str) and b <= len(v) and v.isascii():
+            start = parts[0].src + a
+            end = start + b - a
+            return (start, end) if span.start <= start and end <= span.end else None
     pos = 0
-    for idx, p in enumerate(f.parts):
+    for idx, p in enumerate(parts):
         v = p.value
         if isinstance(v, Unknown):
             return None
         if pos <= a and b <= pos + len(v):
             if p.src is None:
                 return None
-            if literal_tail and any(q.src is None for q in f.parts[idx + 1:]):
+            if literal_tail and any(q.src is None for q in parts[idx + 1:]):
                 return None
             start = p.src + len(v[:a - pos].encode())
             end = start + len(v[a - pos:b - pos].encode())
-            if not (f.span.start <= start and end <= f.span.end):
+            if not (span.start <= start and end <= span.end):
                 return None
             return start, end
         pos += len(v)

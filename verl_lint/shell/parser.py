@@ -761,21 +761,20 @@ class _Builder:
         """`[ … ]` / `[[ … ]]` as a command whose words are the test's operands and operators
         (so their expansions are seen like any command's)."""
         ranges: list[list[int]] = []
-
-        def walk(n) -> None:
-            for ch in n.children:
-                if ch.type in _TEST_EXPRESSIONS:
-                    walk(ch)
-                elif ch.type == "comment":
-                    self.comment(ch)
-                elif ranges and ranges[-1][1] == ch.start_byte and ch.is_named:
-                    ranges[-1][1] = ch.end_byte
-                else:
-                    ranges.append([ch.start_byte, ch.end_byte])
-
-        walk(node)
+        self._test_ranges(node, ranges)
         words = tuple(self.lexer.word(a, b) for a, b in ranges)
         return [build(Command, kind="command", words=words, **self.common(node, ctx, bg))]
+
+    def _test_ranges(self, node, ranges: list[list[int]]) -> None:
+        for ch in node.children:
+            if ch.type in _TEST_EXPRESSIONS:
+                self._test_ranges(ch, ranges)
+            elif ch.type == "comment":
+                self.comment(ch)
+            elif ranges and ranges[-1][1] == ch.start_byte and ch.is_named:
+                ranges[-1][1] = ch.end_byte
+            else:
+                ranges.append([ch.start_byte, ch.end_byte])
 
     def s_ERROR(self, node, ctx: _Ctx, bg: bool) -> list:
         # keep what can be understood inside an error region (the rest is still linted)

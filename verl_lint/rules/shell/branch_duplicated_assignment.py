@@ -20,17 +20,17 @@ _DEVICE_ENV = ("CUDA_", "NCCL_", "NVIDIA_", "ASCEND_", "HCCL_", "PYTORCH_NPU_", 
 
 def _assigned_inside(case: Case) -> set[str]:
     out: set[str] = set()
-
-    def walk(stmts) -> None:
-        for s in stmts:
-            if isinstance(s, Assignment):
-                out.add(s.name)
-            for child in children(s):
-                walk(child)
-
     for item in case.items:
-        walk(item.body)
+        _add_assigned(item.body, out)
     return out
+
+
+def _add_assigned(stmts, out: set[str]) -> None:
+    for s in stmts:
+        if isinstance(s, Assignment):
+            out.add(s.name)
+        for child in children(s):
+            _add_assigned(child, out)
 
 
 def _scalars(body) -> dict[str, list[Assignment]]:
