@@ -61,10 +61,11 @@ def _child(mode: str, paths: list[Path], runs: int) -> dict:
             if mode == "evaluate":
                 evaluate_script(model)
     else:
-        from verl_lint.engine import lint_file
+        from verl_lint.engine import lint_file, tune_gc_for_batch
         from verl_lint.settings import Settings
 
         settings = Settings()
+        tune_gc_for_batch()  # as `lint_paths` (the CLI) does
 
         def one(p: Path) -> None:
             report = lint_file(p, settings)

@@ -224,3 +224,32 @@ def test_never_raises_on_arbitrary_text():
         assert isinstance(report, FileReport)
 
     run()
+
+
+def test_linting_creates_no_reference_cycles():
+    """`tune_gc_for_batch` raises the collector's threshold on the promise that a lint leaves no
+    cycles behind: everything a file allocates must die by reference counting. A recursive
+    closure or a back-reference to a parent breaks that and keeps whole models alive."""
+    import gc
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    paths = sorted((root / "corpus").rglob("*.sh")) + sorted((root / "scripts").glob("*.sh"))
+    settings = Settings()
+    for p in paths:
+        lint_file(p, settings)  # warm: release data and caches are loaded once, not garbage
+    gc.collect()
+    flags = gc.get_debug()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for p in paths:
+            lint_file(p, settings)
+        gc.collect()
+        leaked = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(flags)
+        if was_enabled:
+            gc.enable()
+    assert leaked == [], f"reference cycles after linting: {sorted(set(leaked))}"
