@@ -6,6 +6,9 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 _paths_cache: dict[int, tuple[Any, list[str]]] = {}
+# (id(tree), key, limit) -> (tree, suggestions): a typo copied into many scripts of a repository
+# is ranked once per release
+_closest_cache: dict[tuple[int, str, int], tuple[Any, list[str]]] = {}
 
 
 def all_paths(tree: dict) -> list[str]:
@@ -75,6 +78,17 @@ def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | No
         return [n for s, n in scored if s >= 0.75][:limit]
     if tree is None:
         return []
+    hit = _closest_cache.get((id(tree), key, limit))
+    if hit is not None and hit[0] is tree:
+        return list(hit[1])
+    if len(_closest_cache) > 4096:
+        _closest_cache.clear()
+    found = _closest_in_tree(key, tree, limit)
+    _closest_cache[(id(tree), key, limit)] = (tree, found)
+    return list(found)
+
+
+def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
     paths = all_paths(tree)
     known = set(paths)
     parts = key.split(".")
