@@ -36,9 +36,7 @@ def build(cls, **values):
                                      for name, f in cls.model_fields.items()
                                      if not f.is_required()}
     obj = _new(cls)
-    d = defaults.copy()
-    d.update(values)
-    _setattr(obj, "__dict__", d)
+    _setattr(obj, "__dict__", {**defaults, **values})
     _set_fields_set(obj, set(values))
     _set_extra(obj, None)
     _set_private(obj, None)

@@ -205,7 +205,8 @@ class SpanFactory:
         ls = self.starts[line0]
         if self.ascii:
             return line0 + 1, off - ls + 1
-        return line0 + 1, len(_dec(self.data[ls:off])) + 1
+        prefix = self.data[ls:off]  # most lines of a non-ASCII script are ASCII still
+        return line0 + 1, (off - ls if prefix.isascii() else len(_dec(prefix))) + 1
 
     def __call__(self, start: int, end: int) -> Span:
         hit = self.cache.get((start, end))
