@@ -135,6 +135,19 @@ def test_vl102_curl_without_output_is_not_a_download():
     assert "`wget`" in d.message and d.severity == Severity.WARNING
 
 
+@pytest.mark.parametrize("install", [
+    "pip install math-verify", "pip3.10 install math-verify", "/usr/bin/pip install math-verify",
+    "python3 -m pip install math-verify", '"$PYTHON" -m pip install math-verify',
+    "uv pip install math-verify", "conda run pip install math-verify",
+    "sudo -E pip install math-verify", "env PIP_INDEX_URL=x pip install math-verify",
+    "hf download Qwen/Qwen3-8B", "/opt/bin/huggingface-cli download Qwen/Qwen3-8B",
+])
+def test_vl102_recognises_each_way_to_install_or_download(install):
+    """The cheap first-word filter in front of `setup_steps` must not hide any of these."""
+    [d] = lint(HEAD + device_case(install, ":") + LAUNCH, "VL102")
+    assert "runs only in" in d.message
+
+
 def test_vl102_needs_a_launch_after_the_block():
     text = HEAD + LAUNCH + device_case("pip install math-verify", ":")
     assert not lint(text, "VL102")

@@ -39,25 +39,43 @@ def setup_steps(s) -> Iterator[tuple[str, str]]:
         return
     if not isinstance(s, Command) or not s.words:
         return
+    if not _may_set_up(s):
+        return
     argv = _literals(s)
     while argv and argv[0] in ("sudo", "env", "command", "time"):
         argv = argv[1:]
-    if len(argv) >= 2 and _DOWNLOADERS.get(argv[0]) == argv[1]:
-        yield "download", f"{argv[0]} {argv[1]}"
-    elif argv and argv[0] in ("wget", "curl") and (
+    tool = argv[0].rsplit("/", 1)[-1] if argv else ""  # `/opt/bin/huggingface-cli`
+    if len(argv) >= 2 and _DOWNLOADERS.get(tool) == argv[1]:
+        yield "download", f"{tool} {argv[1]}"
+    elif tool in ("wget", "curl") and (
             any(_OUTPUT_FLAGS.fullmatch(a) for a in argv[1:] if a.startswith("-"))
             or any(r.operator in (">", ">>") for r in s.redirects)):
-        yield "download", argv[0]
+        yield "download", tool
     else:
         pip = _pip_install(argv)
         if pip is not None and not any(_DEVICE_PACKAGE.search(a) for a in pip):
             yield "pip", "pip install"
 
 
+# commands a setup step can start with (`sudo …`, `wget`, `hf download`); pip may come later
+_SETUP_COMMAND = re.compile(r"sudo|env|command|time|wget|curl|" +
+                            "|".join(re.escape(d) for d in _DOWNLOADERS))
+_PIP = re.compile(r"pip3?(?:\.\d+)?")
+
+
+def _may_set_up(c: Command) -> bool:
+    """A cheap filter before `setup_steps` looks closer: most commands are launches and echos."""
+    first = c.words[0].literal
+    if first is None or _SETUP_COMMAND.fullmatch(first.rsplit("/", 1)[-1]):
+        return True
+    return any(w.literal is not None and _PIP.fullmatch(w.literal.rsplit("/", 1)[-1])
+               for w in c.words[:4])
+
+
 def _pip_install(argv: list[str]) -> list[str] | None:
     """The arguments after `install` of `pip install`, `python -m pip install`, `uv pip install`."""
     for i, a in enumerate(argv[:4]):
-        if re.fullmatch(r"pip3?(?:\.\d+)?", a.rsplit("/", 1)[-1]) and argv[i + 1:i + 2] == ["install"]:
+        if _PIP.fullmatch(a.rsplit("/", 1)[-1]) and argv[i + 1:i + 2] == ["install"]:
             return argv[i + 2:]
     return None
 
@@ -95,30 +113,30 @@ def _subject(block: Case | If) -> str:
     return f"the device `if` (line {block.span.line})"
 
 
-def _steps_by_branch(model: ScriptModel, blocks: set[int]) -> dict[tuple[int, int], list]:
+Steps = list[tuple[object, list[tuple[str, str]]]]  # (statement, its setup steps), in order
+
+
+def _steps_by_branch(stepped: Steps, blocks: set[int]) -> dict[tuple[int, int], list]:
     """(block id, branch) → [(statement, category, what)] for the setup steps nested in it."""
     out: dict[tuple[int, int], list] = {}
-    for s in model.statements:
-        if not s.path:
-            continue
-        found = [(s, category, what) for category, what in setup_steps(s)]
-        if found:
-            for ref in s.path:
-                if ref.block in blocks:
-                    out.setdefault((ref.block, ref.branch), []).extend(found)
+    for s, steps in stepped:
+        found = [(s, category, what) for category, what in steps]
+        for ref in s.path:
+            if ref.block in blocks:
+                out.setdefault((ref.block, ref.branch), []).extend(found)
     return out
 
 
-def _done_before(model: ScriptModel, block: Case | If) -> set[str]:
+def _done_before(stepped: Steps, block: Case | If) -> set[str]:
     """Setup categories every path runs before the block (`unset http_proxy` at the top)."""
     enclosing = set(block.path)
     out: set[str] = set()
-    for s in model.statements:
+    for s, steps in stepped:
         if s.span.start >= block.span.start:
             break
         if s.span.end <= block.span.start and set(s.path) <= enclosing and not s.conditional \
                 and s.function == block.function:
-            out.update(category for category, _ in setup_steps(s))
+            out.update(category for category, _ in steps)
     return out
 
 
@@ -207,13 +225,16 @@ class BranchConfinedSetup(Rule):
         blocks = [b for b in device_blocks(model) if b.span.end <= cutoff]
         if not blocks or not ctx.run.launches:
             return
-        by_branch = _steps_by_branch(model, {b.id for b in blocks})
+        stepped = [(s, steps) for s in model.statements if (steps := list(setup_steps(s)))]
+        if not stepped:
+            return
+        by_branch = _steps_by_branch(stepped, {b.id for b in blocks})
         for block in blocks:
             launch = next((ln for ln in ctx.run.launches if ln.span.start >= block.span.end), None)
             if launch is None:
                 continue
             arms = _arms(block)
-            done = _done_before(model, block)
+            done = _done_before(stepped, block)
             steps = [[st for st in by_branch.get((block.id, k), []) if st[1] not in done]
                      for k in range(len(arms))]
             live = [k for k, (_, body) in enumerate(arms) if not exits(body)]
