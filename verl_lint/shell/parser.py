@@ -197,7 +197,7 @@ class SpanFactory:
         self.data = source.data
         self.starts = source.line_starts
         self.ascii = self.data.isascii()
-        self.cache: dict[tuple[int, int], Span] = {}  # Spans are immutable: share them
+        self.cache: dict[int, Span] = {}  # Spans are immutable: share them
 
     def pos(self, off: int) -> tuple[int, int]:
         off = max(0, min(off, len(self.data)))
@@ -209,7 +209,8 @@ class SpanFactory:
         return line0 + 1, (off - ls if prefix.isascii() else len(_dec(prefix))) + 1
 
     def __call__(self, start: int, end: int) -> Span:
-        hit = self.cache.get((start, end))
+        key = start << 32 | end  # an int key: no tuple to build and hash
+        hit = self.cache.get(key)
         if hit is not None:
             return hit
         starts = self.starts
@@ -230,7 +231,7 @@ class SpanFactory:
         _set_fields_set(obj, _SPAN_FIELDS)
         _set_extra(obj, None)
         _set_private(obj, None)
-        self.cache[(start, end)] = obj
+        self.cache[key] = obj
         return obj
 
 
