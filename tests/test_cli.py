@@ -205,3 +205,15 @@ def test_docs_rules_md_is_current():
         "docs/rules.md is stale: run VERL_LINT_UPDATE_SNAPSHOTS=1 pytest tests/test_cli.py")
     for rule in all_rules():
         assert f"\n## {rule.code} {rule.name}\n" in text  # the anchor of rule.url()
+
+
+@pytest.mark.parametrize("head, found", [
+    (b"#!/usr/bin/env bash\n", True), (b"#!/bin/sh\n", True), (b"\xef\xbb\xbf#!/bin/bash\n", True),
+    (b"#!/usr/bin/env python3\n", False), (b"echo hi\n", False), (b"\xef\xbb\xbfecho\n", False),
+])
+def test_extensionless_files_are_scripts_by_their_shebang(tmp_path, head, found):
+    from verl_lint.discovery import is_script
+
+    path = tmp_path / "launch"
+    path.write_bytes(head + b"echo ok\n")
+    assert is_script(path) is found

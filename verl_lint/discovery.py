@@ -28,7 +28,8 @@ def has_shell_shebang(path: Path) -> bool:
             head = f.read(128)
     except OSError:
         return False
-    return bool(_SHEBANG.match(head))
+    # a UTF-8 byte-order mark (an editor's doing) still marks the file as a shell script
+    return bool(_SHEBANG.match(head.removeprefix(b"\xef\xbb\xbf")))
 
 
 def is_script(path: Path) -> bool:
