@@ -738,3 +738,18 @@ def test_warm_start_reads_validated_rules_from_the_cache(tmp_path):
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
     assert "'RuleSpec'" in runs[0].stdout and "'FamilyTable'" in runs[0].stdout
     assert runs[1].stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("passthrough", [False, True])
+def test_required_key_missing_behind_passthrough_is_only_info(passthrough):
+    """`if_missing: violated` (VL403): a launch ending in "$@" may get the key from its caller,
+    which the script alone cannot know, so the finding drops to info and says so (as VL304)."""
+    from test_rule_fixtures import lint_text
+
+    path = Path(__file__).parent.parent / "fixtures/rules/VL403/bad_home_relative_model_path.sh"
+    text = path.read_text()
+    if passthrough:
+        text = text.replace('    2>&1 | tee', '    "$@" 2>&1 | tee')
+    [d] = [d for d in lint_text(text, path).diagnostics if d.code == "VL403"]
+    assert d.severity.value == ("info" if passthrough else "error")
+    assert d.message.endswith('(unless the caller passes it through "$@")') is passthrough

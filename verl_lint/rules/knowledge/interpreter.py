@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 
-from verl_lint.diagnostics import Diagnostic
+from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
     MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
@@ -110,10 +110,16 @@ class KnowledgeRule(Rule):
         else:
             message = (f"`{key}` is {value} ({fields['origin']}); it "
                        f"{_PHRASE[op].format(expected)}")
+        # A key the script does not set may still come through `"$@"`: the script alone cannot
+        # tell, so say it softly (as VL304 does for a missing micro batch size).
+        passed_through = resolved is None and bool(ctx.launch.passthrough)
+        if passed_through:
+            message += ' (unless the caller passes it through "$@")'
         span = self._span_of(ctx, resolved) or self._anchor(ctx, facts)
         return self.diagnostic(span, message, help=self.spec.help and _format(self.spec.help,
                                                                              fields),
-                               fix=self._fix(ctx, entry.fix or self.spec.fix, entry))
+                               fix=self._fix(ctx, entry.fix or self.spec.fix, entry),
+                               severity=Severity.INFO if passed_through else None)
 
     def _fix(self, ctx: "LaunchContext", fix_spec, entry: "KeyCondition | None" = None) -> Any:
         if fix_spec is None:
