@@ -12,6 +12,7 @@ from verl_lint.verl.effective import EffectiveConfig, Origin, Resolved
 
 Path = tuple[str, ...]
 _DEFAULT = Origin(kind="default")
+_UNSEEN = object()
 
 _setattr = object.__setattr__
 
@@ -135,7 +136,14 @@ class _Entries(Mapping):
         path = tuple(key.split("."))
         node: Any = self.root
         loc: Path | None = ()
-        for depth, k in enumerate(path):
+        for k in path:
+            if type(node) is dict:  # the common step, inline: rules look up ~100 keys a launch
+                node = node.get(k, _UNSEEN)
+                if node is _UNSEEN:
+                    return None
+                if loc is not None:
+                    loc = loc + (k,)
+                continue
             if hs.is_interp(node) and loc is not None:
                 try:
                     target = hs.interpolation_target(self.root, loc, node)
