@@ -99,3 +99,24 @@ def test_unused_has_the_rule_metadata(fakes):
 def test_file_wide_all_also_silences_vl002(fakes):
     text = "#!/bin/bash\n# verl-lint: disable=all\nbad\n# verl-lint: disable=VL902\necho\n"
     assert lint(text).diagnostics == []
+
+
+def test_directive_above_a_compound_command_covers_all_of_it(fakes):
+    """As in shellcheck: above a `case`, `if`, loop or pipeline the directive covers the whole
+    compound command, not just the first command inside it."""
+    for block in ("if true; then\n  echo\n  bad one\nfi\n", "case x in\n  a) echo; bad one ;;\nesac\n",
+                  "for i in 1 2; do\n  bad one\ndone\n", "echo x | bad one\n"):
+        text = "echo\n# verl-lint: disable=VL901\n" + block + "bad two\n"
+        assert codes(lint(text)) == [("VL901", text.count("\n"))], block
+
+
+def test_directive_above_case_suppresses_a_finding_on_the_case_itself():
+    from pathlib import Path
+
+    from test_rule_fixtures import lint_text
+
+    path = Path(__file__).parent.parent / "fixtures/rules/VL108/bad_case_without_fallback.sh"
+    text = path.read_text()
+    assert [d.code for d in lint_text(text, path).diagnostics if d.code == "VL108"] == ["VL108"]
+    text = text.replace('case "${DEVICE}" in', '# verl-lint: disable=VL108\ncase "${DEVICE}" in', 1)
+    assert [d.code for d in lint_text(text, path).diagnostics if d.code in ("VL108", "VL002")] == []

@@ -4,7 +4,8 @@ Where a directive applies (DESIGN principle 5):
 - in the file's header comment block (only comment lines above it, e.g. right after the
   shebang; a blank line ends the header) → the whole file;
 - on its own line elsewhere → the next command, assignment or array element
-  (`ScriptModel.next_statement_span`), whole, however many lines it spans;
+  (`ScriptModel.next_statement_span`), whole, however many lines it spans; before a compound
+  command (`case`, `if`, a loop, a function, a pipeline) → all of it, as in shellcheck;
 - trailing after code on the same line (bash allows comments inside arrays) → findings starting
   on that line.
 `disable-next-line=` is an alias of `disable=`; `disable=all` suppresses every rule. Codes are

@@ -453,7 +453,10 @@ class ScriptModel(BaseModel):
     def _targets(self) -> tuple[list[int], list[Span]]:
         spans: list[Span] = []
         for s in self.statements:
-            if isinstance(s, (Command, Assignment, Unset, SetOptions)):
+            # a compound command is a target as a whole, as in shellcheck: a directive above a
+            # `case`, `if`, loop, function or pipeline covers all of it
+            if isinstance(s, (Command, Assignment, Unset, SetOptions, Case, If, Loop, Function,
+                              Group, Pipeline)):
                 spans.append(s.span)
             if isinstance(s, Command):
                 spans.extend(a.span for a in s.prefix)
@@ -463,7 +466,8 @@ class ScriptModel(BaseModel):
         return [sp.start for sp in spans], spans
 
     def next_statement_span(self, offset: int) -> Span | None:
-        """The command, assignment or array element starting first at or after `offset`."""
+        """The statement (simple or compound, the outermost one) or array element starting
+        first at or after `offset`."""
         starts, spans = self._targets
         i = bisect_left(starts, offset)
         return spans[i] if i < len(spans) else None
