@@ -59,8 +59,8 @@ class MissingMandatoryValue(Rule):
             if config.value(key) != MISSING or self._disabled(config, key):
                 continue
             yield self.diagnostic(_entry_span(ctx),
-                                  f"{key} is mandatory in verl {ctx.release.version} (??? in its "
-                                  f"config) and this launch does not set it")
+                                  f"{key} is mandatory in verl {ctx.release.version} (its default "
+                                  f"is `???`) and this launch does not set it")
 
     @staticmethod
     def _disabled(config, key: str) -> bool:
