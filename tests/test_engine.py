@@ -253,3 +253,12 @@ def test_linting_creates_no_reference_cycles():
         if was_enabled:
             gc.enable()
     assert leaked == [], f"reference cycles after linting: {sorted(set(leaked))}"
+
+
+def test_lint_paths_restores_the_garbage_collector_settings(fakes, tmp_path):
+    import gc
+
+    (tmp_path / "a.sh").write_text("echo ok\n")
+    before = gc.get_threshold(), gc.get_freeze_count()
+    lint_paths([tmp_path / "a.sh"], lambda p: Settings())
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

@@ -302,8 +302,9 @@ def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:
     return lint_file(path, settings, display=display)
 
 
-def tune_gc_for_batch() -> None:
-    """Garbage-collector settings for a process that lints many files (the CLI, its workers).
+def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
+    """Garbage-collector settings for linting many files in one process; returns the previous
+    thresholds (`gc.set_threshold(*previous)` undoes it).
 
     Linting allocates thousands of short-lived objects per file and creates no reference cycles
     (a test keeps it so), so they die by reference counting; the collector's default gen-0
@@ -312,20 +313,31 @@ def tune_gc_for_batch() -> None:
     that (≈8% of a warm run) without letting memory grow."""
     import gc
 
-    gc.freeze()
+    previous = gc.get_threshold()
+    if freeze:
+        gc.freeze()
     gc.set_threshold(50_000, 20, 20)
+    return previous
 
 
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
                jobs: int = 1, display: Callable[[Path], str] = str) -> list[FileReport]:
     """Lint files in the given order; `jobs > 1` uses a process pool (same output order)."""
-    tune_gc_for_batch()
-    tasks = [(p, settings_for(p), display(p)) for p in paths]
-    if jobs > 1 and len(tasks) > 1:
-        reports = _lint_parallel(tasks, jobs)
-        if reports is not None:
-            return reports
-    return [_lint_task(t) for t in tasks]
+    import gc
+
+    frozen_before = gc.get_freeze_count()
+    previous = tune_gc_for_batch(freeze=not frozen_before)  # never thaw what the caller froze
+    try:
+        tasks = [(p, settings_for(p), display(p)) for p in paths]
+        if jobs > 1 and len(tasks) > 1:
+            reports = _lint_parallel(tasks, jobs)
+            if reports is not None:
+                return reports
+        return [_lint_task(t) for t in tasks]
+    finally:  # a library caller keeps its own collector settings
+        gc.set_threshold(*previous)
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
