@@ -162,6 +162,24 @@ def test_time_budget(fakes):
     assert "time budget" in report.error
 
 
+def test_fix_modes_lint_within_the_time_budget(fakes, tmp_path, monkeypatch):
+    """`--fix`/`--diff`/`--add-suppressions` (and the server's fix-all) re-lint through the same
+    per-file budget as `check`: a pathological file is an error, not a hang."""
+    import functools
+
+    from verl_lint.fixes import FixOptions, process_file
+
+    monkeypatch.setattr(engine, "lint_with_budget",
+                        functools.partial(engine.lint_with_budget, timeout=0.2))
+    path = tmp_path / "slow.sh"
+    path.write_text("slow\n")
+    for options in (FixOptions(fix=True), FixOptions(add_suppressions=True)):
+        started = time.monotonic()
+        result = process_file(path, settings(), options)
+        assert time.monotonic() - started < 4
+        assert "time budget" in result.report.error and not result.changed
+
+
 @pytest.mark.parametrize("data, message", [
     (b"echo \x00\x01\n", "binary file"),
     (b"echo caf\xe9\n", "not valid UTF-8 (byte 0xe9 at line 1, column 9)"),

@@ -410,11 +410,12 @@ class FixOptions:
 
 
 def engine_lint(settings: "Settings", path: str, sink: list | None = None) -> Lint:
-    """A Lint over the engine; every FileReport it produces is appended to `sink`."""
-    from verl_lint.engine import lint_source
+    """A Lint over the engine, within its per-file time budget (as `check`); every FileReport
+    it produces is appended to `sink`."""
+    from verl_lint.engine import lint_with_budget
 
     def lint(source: SourceText) -> Sequence[Diagnostic]:
-        report = lint_source(source, settings, path=path)
+        report = lint_with_budget(source, settings, path=path)
         if sink is not None:
             sink.append(report)
         return report.diagnostics
