@@ -349,4 +349,6 @@ def test_a_directive_that_would_not_parse_is_left_out():
     assert b"# verl-lint: disable=VL105\npython3" in result.fixed
     assert b"    # verl-lint" not in result.fixed
     assert [(d.code, d.line) for d in result.dropped] == [("", 6)]
-    assert "suppression not applied" in summary([result], FixOptions(add_suppressions=True))
+    assert [a.code for a in result.applied] == ["VL105"]  # VL201's directive was left out
+    line = summary([result], FixOptions(add_suppressions=True))
+    assert "suppression not applied" in line and "Added suppressions for 1 finding in" in line

@@ -310,36 +310,47 @@ def suppression_edits(source: SourceText, model: StatementIndex,
                       diagnostics: Iterable[Diagnostic]) -> list[Edit]:
     """One directive per suppression target for every finding (codes sorted, merged per line);
     findings no command holds get a file-wide directive."""
-    per_line: dict[int, set[str]] = {}
-    file_wide: set[str] = set()
+    return [edit for edit, _ in _suppression_plan(source, model, diagnostics)]
+
+
+def _suppression_plan(source: SourceText, model: StatementIndex,
+                      diagnostics: Iterable[Diagnostic]) -> list[tuple[Edit, list[Diagnostic]]]:
+    """`suppression_edits`, each edit with the findings it suppresses."""
+    per_line: dict[int, list[Diagnostic]] = {}
+    file_wide: list[Diagnostic] = []
     for diag in diagnostics:
         if diag.code == UNUSED_SUPPRESSION:
             continue
         line0 = suppression_target(source, model, diag.span)
         if line0 is None or (line0 == 1 and _shebang_end(source)):
             # a directive right after the shebang is file-wide anyway
-            file_wide.add(diag.code)
+            file_wide.append(diag)
         else:
-            per_line.setdefault(line0, set()).add(diag.code)
+            per_line.setdefault(line0, []).append(diag)
     newline = newline_of(source.data).decode()
-    edits = [_directive_line(source, line0, sorted(codes), newline)
-             for line0, codes in sorted(per_line.items())]
+    plan = [(_directive_line(source, line0, _codes(diags), newline), diags)
+            for line0, diags in sorted(per_line.items())]
     if file_wide:
-        edits.append(file_suppression_edit(source, sorted(file_wide)))
-    return _coalesce(edits)
+        plan.append((file_suppression_edit(source, _codes(file_wide)), file_wide))
+    return _coalesce(plan)
 
 
-def _coalesce(edits: list[Edit]) -> list[Edit]:
+def _codes(diagnostics: list[Diagnostic]) -> list[str]:
+    return sorted({d.code for d in diagnostics})
+
+
+def _coalesce(plan: list[tuple[Edit, list[Diagnostic]]]) -> list[tuple[Edit, list[Diagnostic]]]:
     """Join insertions at the same offset (file-wide directive before a line-1 directive)."""
-    out: dict[tuple[int, int], Edit] = {}
-    for e in edits:
+    out: dict[tuple[int, int], tuple[Edit, list[Diagnostic]]] = {}
+    for e, diags in plan:
         key = (e.start, e.end)
         if key in out and e.start == e.end:
-            out[key] = Edit(start=e.start, end=e.end,
-                            replacement=e.replacement + out[key].replacement)
+            first, covered = out[key]
+            out[key] = (Edit(start=e.start, end=e.end,
+                             replacement=e.replacement + first.replacement), diags + covered)
         else:
-            out[key] = e
-    return sorted(out.values(), key=lambda e: e.start)
+            out[key] = (e, diags)
+    return sorted(out.values(), key=lambda item: item[0].start)
 
 
 def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None = None,
@@ -354,17 +365,18 @@ def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None
     diagnostics = list(lint(source))
     result = FixResult(path=path or source.path or "", original=source.data, fixed=source.data,
                        diagnostics=diagnostics)
-    edits = suppression_edits(source, model, diagnostics)
-    if not edits:
+    plan = _suppression_plan(source, model, diagnostics)
+    if not plan:
         return result
-    directives = [(None, Fix(title=e.replacement.strip() or "suppression", edits=(e,)))
-                  for e in edits]
+    directives = [(covered, Fix(title=e.replacement.strip() or "suppression", edits=(e,)))
+                  for e, covered in plan]
     accepted, result.fixed, _ = _parse_safe(source.data, directives, parse_errors(source),
                                             newline_of(source.data), parse_errors)
     result.dropped = [AppliedFix("", f.title, source.line_of(f.edits[0].start) + 1)
                       for d, f in directives if (d, f) not in accepted]
+    suppressed = {id(d) for covered, _ in accepted for d in covered}
     result.applied = [AppliedFix(d.code, f"disable {d.code}", d.span.line)
-                      for d in diagnostics if d.code != UNUSED_SUPPRESSION]
+                      for d in diagnostics if id(d) in suppressed]
     result.rounds = 1
     result.diagnostics = list(lint(SourceText(result.fixed, source.path)))
     return result
