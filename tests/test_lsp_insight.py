@@ -43,6 +43,14 @@ def test_hover_on_suppression_codes():
     assert ins.hover(SCRIPT.index("set -x")) is None
 
 
+def test_hover_on_suppression_codes_agrees_with_the_engine():
+    text = "echo\n# verl-lint: disable=all\necho\n# not a directive: verl-lint: disable=VL201\n"
+    ins = insight(text)
+    found, (start, end) = ins.hover(text.index("all") + 1)
+    assert text[start:end] == "all" and "every verl-lint rule" in found
+    assert ins.hover(text.index("VL201") + 1) is None  # the engine ignores this comment too
+
+
 def test_hover_on_key_shows_value_origin_default_and_comment():
     ins = insight()
     found = ins.hover(SCRIPT.index("tensor_model_parallel_size"))

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from verl_lint.settings import Settings
     from verl_lint.verl.analysis import LaunchAnalysis
 
-_DIRECTIVE = re.compile(r"#\s*verl-lint:\s*(?:disable-next-line|disable)\s*=\s*(?P<codes>[^#]*)")
-_CODE_TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.@+~\-]*$")
 
 
@@ -109,27 +107,29 @@ class Insight:
         """Markdown and the byte range it describes, or None."""
         return self._hover_suppression(offset) or self._hover_key(offset)
 
+    @cached_property
+    def suppressions(self):
+        """The directives as the engine reads them (`verl_lint.suppressions`)."""
+        from verl_lint.suppressions import parse_suppressions
+
+        return parse_suppressions(self.source, self.model)
+
     def _hover_suppression(self, offset: int) -> tuple[str, tuple[int, int]] | None:
         from verl_lint.rules.registry import get_rule
 
-        for comment in self.model.comments:
-            if not comment.span.start <= offset <= comment.span.end:
-                continue
-            m = _DIRECTIVE.search(comment.text)
-            if m is None:
-                return None
-            base = comment.span.start + len(comment.text[: m.start("codes")].encode())
-            for tok in _CODE_TOKEN.finditer(m.group("codes")):
-                start = base + len(m.group("codes")[: tok.start()].encode())
-                end = start + len(tok.group().encode())
-                if start <= offset <= end:
-                    rule = get_rule(tok.group())
-                    if rule is None:
-                        text = f"`{tok.group()}`: no verl-lint rule has this code or name"
-                    else:
-                        text = (f"**{rule.code}** `{rule.name}` ({rule.severity.value})\n\n"
-                                f"{rule.summary}\n\n[Documentation]({rule.url()})")
-                    return text, (start, end)
+        for directive in self.suppressions.directives:
+            for c in directive.codes:
+                if not c.span.start <= offset <= c.span.end:
+                    continue
+                if c.code is None:
+                    text = f"`{c.token}`: no verl-lint rule has this code or name"
+                elif c.code == "ALL":
+                    text = f"`{c.token}`: suppresses every verl-lint rule"
+                else:
+                    rule = get_rule(c.code)
+                    text = (f"**{rule.code}** `{rule.name}` ({rule.severity.value})\n\n"
+                            f"{rule.summary}\n\n[Documentation]({rule.url()})")
+                return text, (c.span.start, c.span.end)
         return None
 
     def overrides_at(self, offset: int) -> list[tuple[str, "Launch", "Override"]]:
