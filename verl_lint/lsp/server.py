@@ -23,12 +23,12 @@ from verl_lint.fixes import (engine_lint, file_suppression_edit, fix_source,
                              suppression_edit)
 from verl_lint.lsp.convert import Positions, overlaps, to_lsp_diagnostic, workspace_edit
 from verl_lint.lsp.insight import Insight
+from verl_lint.settings import CONFIG_FILES
 from verl_lint.source import SourceText
 
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.15
-CONFIG_NAMES = ("pyproject.toml", ".verl-lint.toml")
 SHELL_LANGUAGES = {"shellscript", "sh", "bash"}
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.verl-lint"
 
@@ -199,7 +199,7 @@ async def initialized(ls: VerlLintServer, params: types.InitializedParams) -> No
             types.Registration(
                 id="verl-lint-config", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
-                    types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES
+                    types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES
                 ]),
             )
         ]))
@@ -221,7 +221,7 @@ def did_change(ls: VerlLintServer, params: types.DidChangeTextDocumentParams) ->
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: VerlLintServer, params: types.DidSaveTextDocumentParams) -> None:
-    if params.text_document.uri.endswith(CONFIG_NAMES):
+    if params.text_document.uri.endswith(CONFIG_FILES):
         ls.config_changed()
 
 
@@ -238,7 +238,7 @@ def did_close(ls: VerlLintServer, params: types.DidCloseTextDocumentParams) -> N
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched(ls: VerlLintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
+    if any(change.uri.endswith(CONFIG_FILES) for change in params.changes):
         ls.config_changed()
 
 
