@@ -7,6 +7,7 @@ from typing import Iterable
 from lsprotocol import types
 
 from verl_lint.diagnostics import Diagnostic, Edit, Severity, rule_url
+from verl_lint.report import scenario_suffix
 from verl_lint.source import SourceText
 
 _SEVERITY = {
@@ -54,9 +55,8 @@ class Positions:
 
 def message_of(diag: Diagnostic) -> str:
     """The CLI's message plus the scenarios it is confined to (`[DEVICE=npu]`)."""
-    suffix = f" [{', '.join(diag.scenarios)}]" if diag.scenarios else ""
     help_text = f"\n{diag.help}" if diag.help else ""
-    return f"{diag.message}{suffix}{help_text}"
+    return f"{diag.message}{scenario_suffix(diag.scenarios)}{help_text}"
 
 
 def to_lsp_diagnostic(diag: Diagnostic, pos: Positions, uri: str) -> types.Diagnostic:
