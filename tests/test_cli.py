@@ -209,11 +209,17 @@ def test_docs_rules_md_is_current():
 
 @pytest.mark.parametrize("head, found", [
     (b"#!/usr/bin/env bash\n", True), (b"#!/bin/sh\n", True), (b"\xef\xbb\xbf#!/bin/bash\n", True),
+    (b"#!/bin/sh -e\n", True), (b"#!/bin/sh\r\n", True),
     (b"#!/usr/bin/env python3\n", False), (b"echo hi\n", False), (b"\xef\xbb\xbfecho\n", False),
+    (b"#!/bin/csh\n", False),
 ])
 def test_extensionless_files_are_scripts_by_their_shebang(tmp_path, head, found):
     from verl_lint.discovery import is_script
+    from verl_lint.lsp.server import is_script_document
 
     path = tmp_path / "launch"
     path.write_bytes(head + b"echo ok\n")
     assert is_script(path) is found
+    # the language server decides an open document without a shell language id the same way
+    text = (head + b"echo ok\n").decode("utf-8")
+    assert is_script_document(path.as_uri(), "plaintext", text) is found

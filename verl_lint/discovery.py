@@ -22,14 +22,20 @@ class DiscoveryError(Exception):
     """A path given on the command line does not exist."""
 
 
+def is_shell_shebang(head: bytes) -> bool:
+    """Whether text starting with `head` opens with a bash/sh shebang (the language server asks
+    this of an open document)."""
+    # a UTF-8 byte-order mark (an editor's doing) still marks the file as a shell script
+    return bool(_SHEBANG.match(head.removeprefix(b"\xef\xbb\xbf")))
+
+
 def has_shell_shebang(path: Path) -> bool:
     try:
         with path.open("rb") as f:
             head = f.read(128)
     except OSError:
         return False
-    # a UTF-8 byte-order mark (an editor's doing) still marks the file as a shell script
-    return bool(_SHEBANG.match(head.removeprefix(b"\xef\xbb\xbf")))
+    return is_shell_shebang(head)
 
 
 def is_script(path: Path) -> bool:

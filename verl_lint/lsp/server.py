@@ -33,6 +33,16 @@ SHELL_LANGUAGES = {"shellscript", "sh", "bash"}
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.verl-lint"
 
 
+def is_script_document(uri: str, language_id: str | None, text: str) -> bool:
+    """Whether an open document is a shell script: by the editor's language, the file name, or
+    the shebang test `check` uses for files without an extension."""
+    from verl_lint.discovery import is_shell_shebang
+
+    if language_id in SHELL_LANGUAGES or uri.endswith((".sh", ".bash")):
+        return True
+    return is_shell_shebang(text[:128].encode("utf-8"))
+
+
 @dataclass
 class DocState:
     """The last lint of one document version."""
@@ -97,10 +107,7 @@ class VerlLintServer(LanguageServer):
 
     def is_script(self, uri: str) -> bool:
         doc = self.workspace.get_text_document(uri)
-        if doc.language_id in SHELL_LANGUAGES or uri.endswith((".sh", ".bash")):
-            return True
-        first = doc.source.split("\n", 1)[0]
-        return first.startswith("#!") and ("bash" in first or first.endswith("sh"))
+        return is_script_document(uri, doc.language_id, doc.source)
 
     def document_path(self, uri: str) -> str:
         path = to_fs_path(uri)
