@@ -44,16 +44,6 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
-def parse_pins(values: Sequence[str]) -> dict[str, str]:
-    pins: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier():
-            raise ShowError(f"--set expects VAR=VALUE, got {item!r}")
-        pins[name.strip()] = value
-    return pins
-
-
 def load(path: str):
     """(SourceText, ScriptModel) or ShowError with a one-line reason."""
     from verl_lint.engine import read_script
@@ -189,12 +179,13 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
 
 def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
              effective: Sequence[str], verl_version: str | None) -> int:
+    from verl_lint.cli.check import UsageError, parse_pins
     from verl_lint.evaluate import evaluate_script
 
     try:
-        pins = parse_pins(set_)
+        pins = parse_pins(set_)  # `--set` means what it means for `check`
         source, model = load(script)
-    except ShowError as exc:
+    except (ShowError, UsageError) as exc:
         click.echo(f"verl-lint show: error: {exc}", err=True)
         return 2
     runs = evaluate_script(model, device=device, pins=pins)
