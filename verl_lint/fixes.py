@@ -412,11 +412,6 @@ class FixOptions:
     add_suppressions: bool = False
 
     @property
-    def active(self) -> bool:
-        """Whether check must go through this module instead of only linting."""
-        return self.fix or self.diff or self.show_fixes or self.add_suppressions
-
-    @property
     def writes(self) -> bool:
         return (self.fix or self.add_suppressions) and not self.diff
 

@@ -222,7 +222,7 @@ def run_check(opts: CheckOptions) -> int:
             show_settings(opts, settings_for)
             return 0
         targets = find_targets(opts, settings_for)
-        # fixes.py (and difflib) only load for a fix option: FixOptions.active, checked first
+        # fixes.py (and difflib) only load when a fix option is given
         if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
             from verl_lint.fixes import FixOptions, run_fix_mode
 
