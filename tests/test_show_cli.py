@@ -56,7 +56,11 @@ def test_effective_prints_values_or_the_unresolved_reason():
              "--verl-version", "0.9.1")
     assert r.exit_code == 0, r.output
     assert "effective config (verl 0.9.1)" in r.output
-    assert "trainer.nnodes = 2" in r.output or "unavailable:" in r.output
+    assert "trainer.nnodes = 2 (set at line 82)" in r.output  # NNODES=${NNODES:-2}
+    recipe = FIXTURES.parent / "corpus" / "recipe_dapo.sh"
+    r = show(str(recipe), "--effective", "trainer.nnodes", "--verl-version", "0.9.1")
+    assert r.exit_code == 0, r.output
+    assert "unavailable: recipe entry point recipe.dapo.main_dapo" in r.output
 
 
 def test_single_scenario_script_and_no_launch(tmp_path):
