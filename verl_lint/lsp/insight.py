@@ -42,9 +42,7 @@ def _fed_by(ov: "Override") -> str:
 
 
 def _fmt(value: Any) -> str:
-    text = str(value) if not isinstance(value, str) else value
-    if isinstance(value, bool):
-        text = str(value)
+    text = value if isinstance(value, str) else str(value)
     return f"`{text}`" if "`" not in text else text
 
 
