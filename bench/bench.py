@@ -156,7 +156,9 @@ def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
 
 def _verl_lint_cmd() -> list[str]:
     exe = Path(sys.executable).with_name("verl-lint")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "verl_lint.cli"]
+    # verl_lint.cli has no __main__: without the console script, call its entry point
+    return [str(exe)] if exe.exists() else \
+        [sys.executable, "-c", "import sys; from verl_lint.cli import main; sys.exit(main())"]
 
 
 def _shellcheck() -> str | None:
