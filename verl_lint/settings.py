@@ -142,10 +142,16 @@ class Settings(BaseModel):
 def _relative_posix(path: str, base: Path) -> str:
     p = Path(path)
     try:
-        p = p.resolve().relative_to(base.resolve())
+        p = p.resolve().relative_to(_resolved(base))
     except (ValueError, OSError):
         pass
     return p.as_posix()
+
+
+@lru_cache(maxsize=64)
+def _resolved(directory: Path) -> Path:
+    # the base directory is the same for every file under one configuration: resolve it once
+    return directory.resolve()
 
 
 # ---- rule selectors -------------------------------------------------------------------------
@@ -378,3 +384,4 @@ def clear_caches() -> None:
     when a configuration file changes)."""
     _config_in_dir.cache_clear()
     _load_config_file.cache_clear()
+    _resolved.cache_clear()
