@@ -29,12 +29,12 @@ class Positions:
         src = self.source
         if self.encoding == "utf-16":
             line, col = src.utf16_position(offset)
-        else:
+        elif self.encoding == "utf-32":  # code points: SourceText's own column, 0-based
+            line, col = (n - 1 for n in src.position(offset))
+        else:  # utf-8: bytes
             offset = max(0, min(offset, len(src.data)))
             line = src.line_of(offset)
             col = offset - src.line_starts[line]
-            if self.encoding == "utf-32":
-                col = len(src.data[src.line_starts[line]:offset].decode("utf-8", "replace"))
         return types.Position(line=line, character=col)
 
     def range(self, start: int, end: int) -> types.Range:
