@@ -50,14 +50,9 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
     for given in paths:
         if not given.exists():
             raise DiscoveryError(f"{given}: no such file or directory")
-        if given.is_dir():
-            if force_exclude and settings_for(given).is_excluded(given):
-                continue
-            found = _walk(given, settings_for)
-        else:
-            if force_exclude and settings_for(given).is_excluded(given):
-                continue
-            found = iter([given])
+        if force_exclude and settings_for(given).is_excluded(given):
+            continue
+        found = _walk(given, settings_for) if given.is_dir() else iter([given])
         for path in found:
             key = path.resolve()
             if key not in seen:
