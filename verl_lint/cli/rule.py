@@ -17,10 +17,15 @@ def rule_dict(rule) -> dict[str, Any]:
             "origin": rule.origin, "url": rule.url(), "docs": rule.docs()}
 
 
-def page(rule) -> str:
+def _heading(rule, level: str) -> str:
+    """The page's title and its severity/fixable line (as `verl-lint rule` and docs/rules.md
+    show them)."""
     fix = "yes" if rule.fixable else "no"
-    head = f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity.value} · Fixable: {fix}\n\n"
-    return head + rule.docs().strip() + "\n"
+    return f"{level} {rule.code} {rule.name}\n\nSeverity: {rule.severity.value} · Fixable: {fix}"
+
+
+def page(rule) -> str:
+    return _heading(rule, "#") + "\n\n" + rule.docs().strip() + "\n"
 
 
 def markdown_table(rules) -> str:
@@ -41,9 +46,7 @@ def docs_markdown(rules) -> str:
     for r in rules:
         body = "\n".join("#" + line if line.startswith("#") and not _in_fence(r.docs(), i)
                          else line for i, line in enumerate(r.docs().strip().splitlines()))
-        fix = "yes" if r.fixable else "no"
-        parts.append(f"## {r.code} {r.name}\n\nSeverity: {r.severity.value} · Fixable: {fix}"
-                     f"\n\n{body}\n")
+        parts.append(f"{_heading(r, '##')}\n\n{body}\n")
     return "\n".join(parts)
 
 
