@@ -62,6 +62,12 @@ def test_unused_directive_is_removed_whole(fakes):
     assert apply_edits(text.encode(), d.fix.edits).decode() == "echo\necho ok\n"
 
 
+def test_unused_trailing_directive_is_removed_with_the_blanks_before_it(fakes):
+    text = "echo ok  # verl-lint: disable=VL901\n"
+    (d,) = lint(text).diagnostics
+    assert d.code == "VL002" and apply_edits(text.encode(), d.fix.edits).decode() == "echo ok\n"
+
+
 def test_unknown_code_and_disabled_rule(fakes):
     text = "echo\n# verl-lint: disable=VL999,VL001\necho\n"
     report = lint(text)

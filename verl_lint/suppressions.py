@@ -31,11 +31,6 @@ _DIRECTIVE = re.compile(
 _TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
 
 
-class _Comment(Protocol):
-    span: Span
-    text: str
-
-
 class _Model(Protocol):
     comments: tuple  # of objects with `.span` and `.text`
 
@@ -56,7 +51,6 @@ class Directive:
     scope: Literal["file", "next", "line"]
     codes: list[DirectiveCode]
     target: Span | None = None  # scope "next": the statement it applies to
-    own_line: bool = True
     line_span: Span | None = None  # scope "next"/"file": the whole comment line (for removal)
 
     def covers(self, diag: Diagnostic) -> bool:
@@ -153,7 +147,7 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
                      else len(source.data))
         line_span = source.span(line_start, next_line)
         if not own_line:
-            directives.append(Directive(comment.span, "line", codes, own_line=False))
+            directives.append(Directive(comment.span, "line", codes))
         elif in_header(source, line0):
             directives.append(Directive(comment.span, "file", codes, line_span=line_span))
         else:
@@ -174,7 +168,7 @@ def _removal_fix(source: SourceText, d: Directive, c: DirectiveCode) -> Fix:
     """Remove an unused code from its directive, or the whole directive if nothing is left."""
     remaining = [x for x in d.codes if x is not c and (x.used or x.code == UNUSED_CODE)]
     if not remaining:
-        if d.own_line and d.line_span is not None:
+        if d.line_span is not None:  # a directive on its own line
             edit = Edit(start=d.line_span.start, end=d.line_span.end, replacement="")
         else:
             # trailing directive: drop it with the blanks before it
