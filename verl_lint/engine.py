@@ -49,10 +49,6 @@ class FileReport:
     error: str | None = None
     source: SourceText | None = None  # for code frames and fixes
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
 
 class LintTimeout(BaseException):
     """Raised by the per-file alarm; a BaseException so rule guards do not swallow it."""
