@@ -115,7 +115,7 @@ class VerlLintServer(LanguageServer):
 
     def lint(self, uri: str) -> DocState | None:
         """Lint the document's current text and publish the result."""
-        from verl_lint.engine import lint_source
+        from verl_lint.engine import lint_with_budget
 
         doc = self.workspace.get_text_document(uri)
         path = self.document_path(uri)
@@ -132,13 +132,16 @@ class VerlLintServer(LanguageServer):
             previous.version = doc.version
             self.publish(uri, previous)
             return previous
-        try:
-            report = lint_source(source, settings, path=path)
+        try:  # within the per-file time budget, as `check`
+            report = lint_with_budget(source, settings, path=path)
         except Exception as exc:  # keep serving; the user sees why this file has no findings
             log.exception("lint failed for %s", uri)
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Error, message=f"verl-lint failed on {path}: {exc}"))
             return None
+        if report.error is not None:  # what `check` prints as an `error:` line
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Error, message=f"verl-lint: {path}: {report.error}"))
         version = getattr(report, "version", None)
         state = DocState(version=doc.version, path=path, source=source, settings=settings,
                          diagnostics=list(report.diagnostics),
