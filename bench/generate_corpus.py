@@ -3,8 +3,8 @@
 Each script is a variation of one of the hand-written styles in `fixtures/corpus/` (inline `\\`
 chains, role arrays, device `case` blocks, ray/torchrun/uv launchers, functions, heredocs, CRLF,
 BOM): numeric values of overrides are redrawn from the values verl users pick, experiment names
-change, role arrays gain extra valid overrides and some inline chains are split into arrays'
-worth of extra lines. The bytes-level style of the template (CRLF, BOM, tabs) is preserved.
+change, and the first multi-line array (or else the inline `\\` chain after `-m module`) gains up to
+four extra valid overrides. The bytes-level style of the template (CRLF, BOM, tabs) is preserved.
 
     python bench/generate_corpus.py OUT_DIR [-n 200] [--seed 0]
 """
