@@ -7,7 +7,7 @@ from typing import Iterator
 
 from verl_lint.evaluate.scenarios import DEVICE_WORDS
 from verl_lint.shell.model import (
-    Assignment, Case, Command, Loop, Pipeline, ScriptModel, SetOptions, Unset, Word,
+    Assignment, Case, Command, If, Loop, Pipeline, ScriptModel, SetOptions, Unset, Word,
 )
 from verl_lint.source import SourceText
 
@@ -31,8 +31,27 @@ def is_device_case(case: Case) -> bool:
         "DEVICE" in var.upper() and len(case.items) > 1)
 
 
-def device_cases(model: ScriptModel) -> Iterator[Case]:
-    return (s for s in model.statements if isinstance(s, Case) and is_device_case(s))
+def _is_device_if(block: If) -> bool:
+    """`if [ "$DEVICE" = npu ]`: a branch tests a device variable or compares with a device name."""
+    for b in block.branches:
+        c = b.condition
+        if c is not None and c.variable and (
+                "DEVICE" in c.variable.upper() or (c.operand or "").lower() in DEVICE_WORDS):
+            return True
+    return False
+
+
+def device_blocks(model: ScriptModel) -> list[Case | If]:
+    """The device `case`s and `if`s, in source order, that end before the first parse error
+    (see `clean_until`)."""
+    cutoff = clean_until(model)
+    return [s for s in model.statements if s.span.end <= cutoff and (
+        (isinstance(s, Case) and is_device_case(s)) or (isinstance(s, If) and _is_device_if(s)))]
+
+
+def device_cases(model: ScriptModel) -> list[Case]:
+    """The device `case`s of `device_blocks`."""
+    return [b for b in device_blocks(model) if isinstance(b, Case)]
 
 
 def branch_label(case: Case, index: int) -> str:

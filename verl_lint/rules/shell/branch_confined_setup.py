@@ -6,11 +6,10 @@ import re
 from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Severity
-from verl_lint.evaluate.scenarios import DEVICE_WORDS
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import branch_label, clean_until, exits, is_device_case
-from verl_lint.shell.model import Assignment, Case, Command, If, ScriptModel, Unset
+from verl_lint.rules.shell._shell import branch_label, device_blocks, exits
+from verl_lint.shell.model import Assignment, Case, Command, If, Unset
 
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"})
 _DOWNLOADERS = {"hf": "download", "huggingface-cli": "download", "modelscope": "download"}
@@ -78,21 +77,6 @@ def _pip_install(argv: list[str]) -> list[str] | None:
         if _PIP.fullmatch(a.rsplit("/", 1)[-1]) and argv[i + 1:i + 2] == ["install"]:
             return argv[i + 2:]
     return None
-
-
-def _is_device_if(block: If) -> bool:
-    for b in block.branches:
-        c = b.condition
-        if c is not None and c.variable and (
-                "DEVICE" in c.variable.upper() or (c.operand or "").lower() in DEVICE_WORDS):
-            return True
-    return False
-
-
-def device_blocks(model: ScriptModel) -> Iterator[Case | If]:
-    for s in model.statements:
-        if (isinstance(s, Case) and is_device_case(s)) or (isinstance(s, If) and _is_device_if(s)):
-            yield s
 
 
 def _arms(block: Case | If) -> list[tuple[str, tuple]]:
@@ -221,8 +205,7 @@ class BranchConfinedSetup(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         model = ctx.model
-        cutoff = clean_until(model)
-        blocks = [b for b in device_blocks(model) if b.span.end <= cutoff]
+        blocks = device_blocks(model)
         if not blocks or not ctx.run.launches:
             return
         stepped = [(s, steps) for s in model.statements if (steps := list(setup_steps(s)))]

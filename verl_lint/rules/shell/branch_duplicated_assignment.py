@@ -8,7 +8,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import branch_label, clean_until, device_cases, exits, line_start
+from verl_lint.rules.shell._shell import branch_label, device_cases, exits, line_start
 from verl_lint.shell.model import Assignment, Case, ScriptModel, children
 from verl_lint.source import SourceText
 
@@ -145,10 +145,8 @@ class BranchDuplicatedAssignment(Rule):
     fixable = True
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
-        cutoff = clean_until(ctx.model)
         for case in device_cases(ctx.model):
-            if case.span.end <= cutoff:
-                yield from self._case(ctx.model, ctx.source, case)
+            yield from self._case(ctx.model, ctx.source, case)
 
     def _case(self, model: ScriptModel, source: SourceText, case: Case) -> Iterable[Diagnostic]:
         live = [k for k, item in enumerate(case.items) if not exits(item.body)]

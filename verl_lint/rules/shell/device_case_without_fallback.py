@@ -8,7 +8,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import clean_until, device_cases, exits, line_start
+from verl_lint.rules.shell._shell import device_cases, exits, line_start
 from verl_lint.shell.model import Assignment, Case, If, ScriptModel
 from verl_lint.source import SourceText
 
@@ -123,10 +123,7 @@ class DeviceCaseWithoutFallback(Rule):
     fixable = True
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
-        cutoff = clean_until(ctx.model)
         for case in device_cases(ctx.model):
-            if case.span.end > cutoff:
-                continue
             var = case.subject_variable
             if case.has_default or var is None or _rejects_unknown(ctx.model, case, var):
                 continue
