@@ -330,3 +330,12 @@ def test_vl107_says_what_bash_does_with_a_resolver_under_set_u_and_without():
     assert "replaces it with an empty string" in plain.message
     assert "stops with `now: unbound variable` (`set -u`)" in strict.message
     assert "replaces it with an empty string" in reset.message
+
+
+def test_vl102_a_device_the_script_fixes_runs_one_branch_only():
+    case = device_case(":", "pip install math-verify")
+    assert lint(HEAD + case + LAUNCH, "VL102")
+    assert not lint(HEAD + case.replace("DEVICE=${DEVICE:-gpu}", "DEVICE=npu") + LAUNCH, "VL102")
+    block = 'if [ "$DEVICE" = npu ]; then\n    pip install math-verify\nfi\n'
+    assert lint(HEAD + "DEVICE=${DEVICE:-gpu}\n" + block + LAUNCH, "VL102")
+    assert not lint(HEAD + "DEVICE=gpu\n" + block + LAUNCH, "VL102")

@@ -54,6 +54,24 @@ def device_cases(model: ScriptModel) -> list[Case]:
     return [b for b in device_blocks(model) if isinstance(b, Case)]
 
 
+def fixed_before(model: ScriptModel, block: Case | If) -> bool:
+    """The script gives a variable the block tests a literal value before it, at top level and
+    unconditionally (`DEVICE=npu`): only one way through the block can run.
+    `DEVICE=${DEVICE:-gpu}` does not fix it."""
+    if isinstance(block, Case):
+        names = {block.subject_variable}
+    else:
+        names = {b.condition.variable for b in block.branches if b.condition is not None}
+    names.discard(None)
+    for s in model.body:
+        if s.span.start >= block.span.start:
+            break
+        if isinstance(s, Assignment) and s.name in names and not s.conditional \
+                and s.value is not None and s.value.literal is not None:
+            return True
+    return False
+
+
 def branch_label(case: Case, index: int) -> str:
     return "the `" + "|".join(p.text for p in case.items[index].patterns) + "` branch"
 

@@ -8,7 +8,7 @@ from typing import Iterable, Iterator
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import branch_label, device_blocks, exits
+from verl_lint.rules.shell._shell import branch_label, device_blocks, exits, fixed_before
 from verl_lint.shell.model import Assignment, Case, Command, If, Unset
 
 PROXY_VARS = frozenset({"http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"})
@@ -143,7 +143,8 @@ class BranchConfinedSetup(Rule):
     `if [ "$DEVICE" = … ]` while another branch that goes on to the same launch does not do it.
     Branches that `exit` are not counted, a branch that does the same kind of step its own way
     (another mirror, its own proxy) counts as doing it, and installing a device-specific package
-    (`torch_npu`, `vllm-ascend`, `flash-attn`…) in its own branch is fine.
+    (`torch_npu`, `vllm-ascend`, `flash-attn`…) in its own branch is fine. A script that fixes
+    the device itself before the block (`DEVICE=npu`) runs one branch only and is not reported.
 
     ## Why is this bad?
     The launch after the block runs for every device, but only one device got the setup: on the
@@ -205,7 +206,8 @@ class BranchConfinedSetup(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         model = ctx.model
-        blocks = device_blocks(model)
+        # a device the script fixes itself (`DEVICE=npu`) runs one branch only
+        blocks = [b for b in device_blocks(model) if not fixed_before(model, b)]
         if not blocks or not ctx.run.launches:
             return
         stepped = [(s, steps) for s in model.statements if (steps := list(setup_steps(s)))]

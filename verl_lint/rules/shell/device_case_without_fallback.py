@@ -8,8 +8,8 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import device_cases, exits, line_start
-from verl_lint.shell.model import Assignment, Case, If, ScriptModel
+from verl_lint.rules.shell._shell import device_cases, exits, fixed_before, line_start
+from verl_lint.shell.model import Case, If, ScriptModel
 from verl_lint.source import SourceText
 
 
@@ -17,14 +17,12 @@ def _rejects_unknown(model: ScriptModel, case: Case, var: str) -> bool:
     """No unknown device gets to `case`: an earlier top-level statement fixes the device
     (`DEVICE=npu`) or exits for the others (a `case "$DEVICE"` with an exiting `*)` branch, an
     `if` testing $DEVICE that exits)."""
+    if fixed_before(model, case):
+        return True
     mention = re.compile(r"\$\{?" + re.escape(var) + r"\b")
     for s in model.body:
         if s.span.start >= case.span.start:
             break
-        if isinstance(s, Assignment) and s.name == var and not s.conditional:
-            # `DEVICE=npu`: the script fixes the device; `DEVICE=${DEVICE:-gpu}` does not
-            if s.value is not None and s.value.literal is not None:
-                return True
         if isinstance(s, Case) and s.subject_variable == var:
             if any(item.is_default and exits(item.body) for item in s.items):
                 return True
