@@ -49,6 +49,17 @@ class LaunchContext(ScenarioContext):
     def config(self) -> "EffectiveConfig | None":
         return self.analysis.config if self.analysis is not None else None
 
+    def entry_span(self) -> Span:
+        """The entry point's word in the launch command (`verl.trainer.main_ppo`), else the
+        command's first line: where a finding about the launch as a whole points."""
+        src, whole = self.source, self.launch.span
+        entry = self.launch.module or self.launch.script
+        at = src.data.find(entry.encode(), whole.start, whole.end) if entry else -1
+        if at != -1:
+            return src.span(at, at + len(entry.encode()))
+        eol = src.data.find(b"\n", whole.start, whole.end)
+        return src.span(whole.start, whole.end if eol == -1 else eol)
+
 
 class Rule:
     """Base class. The subclass docstring is the rule's docs page (What it does / Why is this

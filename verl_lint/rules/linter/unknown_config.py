@@ -59,18 +59,8 @@ class UnknownConfig(Rule):
         launch = ctx.launch
         entry = launch.module or launch.script or "this launch"
         yield self.diagnostic(
-            launch.config_name_span or _entry_span(ctx, entry),
+            launch.config_name_span or ctx.entry_span(),
             f"cannot resolve the verl config of {entry}; "
             "override keys of this launch are not checked",
             help=analysis.unresolved,
         )
-
-
-def _entry_span(ctx: LaunchContext, entry: str):
-    """The entry point's word in the command, else the command's first line."""
-    src, whole = ctx.source, ctx.launch.span
-    at = src.data.find(entry.encode(), whole.start, whole.end)
-    if at != -1:
-        return src.span(at, at + len(entry.encode()))
-    eol = src.data.find(b"\n", whole.start, whole.end)
-    return src.span(whole.start, whole.end if eol == -1 else eol)

@@ -58,7 +58,7 @@ class MissingMandatoryValue(Rule):
         for key in analysis.missing:
             if config.value(key) != MISSING or self._disabled(config, key):
                 continue
-            yield self.diagnostic(_entry_span(ctx),
+            yield self.diagnostic(ctx.entry_span(),
                                   f"{key} is mandatory in verl {ctx.release.version} (its default "
                                   f"is `???`) and this launch does not set it")
 
@@ -69,14 +69,3 @@ class MissingMandatoryValue(Rule):
             if config.value(".".join(parts[:i] + ["enable"])) is False:
                 return True
         return False
-
-
-def _entry_span(ctx: LaunchContext):
-    """The entry module's word in the command, else the command's first line."""
-    src, whole = ctx.source, ctx.launch.span
-    entry = ctx.launch.module or ctx.launch.script
-    at = src.data.find(entry.encode(), whole.start, whole.end) if entry else -1
-    if at != -1:
-        return src.span(at, at + len(entry.encode()))
-    eol = src.data.find(b"\n", whole.start, whole.end)
-    return src.span(whole.start, whole.end if eol == -1 else eol)
