@@ -160,6 +160,16 @@ def test_vl103_eval_may_expand_any_array():
     assert not lint(text, "VL103")
 
 
+@pytest.mark.parametrize("indirect", [
+    'NAME=REF\necho "${!NAME}"\n', 'echo "${!RE*}"\n', 'declare -n ARGS=REF\necho "${ARGS[@]}"\n',
+    "source ./more_args.sh\n",
+])
+def test_vl103_indirect_expansion_may_expand_any_array(indirect):
+    text = HEAD + "REF=(actor_rollout_ref.ref.x=1)\n" + LAUNCH
+    assert lint(text, "VL103")
+    assert not lint(text + indirect, "VL103")
+
+
 def test_vl103_plain_lists_are_not_overrides():
     assert not lint(HEAD + "NODES=(node-0 node-1)\n" + LAUNCH, "VL103")
 
