@@ -7,18 +7,22 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import all_words, looks_like_override, words_of
+from verl_lint.rules.shell._shell import looks_like_override, words_of
 from verl_lint.shell.model import Assignment, Loop, ScriptModel
 from verl_lint.source import Span
 
 
-def _references(model: ScriptModel) -> dict[str, list[Span | None]]:
+def _references(model: ScriptModel) -> dict[str, list[Span | None]] | None:
     """Name → spans of every expansion of it (`"${ACTOR[@]}"`, `${#ACTOR[@]}`, `$ACTOR`);
-    None for one inside a function body (the function may run after any line)."""
+    None for one inside a function body (the function may run after any line). None instead of
+    the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be expanded
+    under another name."""
     out: dict[str, list[Span | None]] = {}
     for s in model.statements:
         for word in words_of(s):
             for piece in word.variables():
+                if piece.operator in ("indirect", "names"):
+                    return None
                 if piece.name:
                     out.setdefault(piece.name, []).append(
                         None if s.function is not None else piece.span)
@@ -26,14 +30,12 @@ def _references(model: ScriptModel) -> dict[str, list[Span | None]]:
 
 
 def _indirect(model: ScriptModel) -> bool:
-    """`eval`, `${!name}` or `declare -n`: arrays may be expanded under another name."""
+    """`eval`, `source` or `declare -n`: arrays may be expanded under another name (`${!name}`
+    is seen by `_references`)."""
     for c in model.commands:
         if c.name in ("eval", "source", "."):
             return True
-    for a in model.assignments:
-        if "-n" in a.flags:
-            return True
-    return any(p.operator in ("indirect", "names") for w in all_words(model) for p in w.variables())
+    return any("-n" in a.flags for a in model.assignments)
 
 
 @register
@@ -100,6 +102,8 @@ class ArrayNotPassed(Rule):
         if not candidates or model.errors or _indirect(model):
             return
         refs = _references(model)
+        if refs is None:
+            return
         loops = [s.span for s in model.statements if isinstance(s, Loop)]
         for a in candidates:
             uses = refs.get(a.name, [])
