@@ -9,7 +9,7 @@ from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.model import Override
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import clean_until
+from verl_lint.rules.shell._shell import all_words, clean_until
 from verl_lint.shell.model import ScriptModel
 from verl_lint.source import Span
 
@@ -48,17 +48,12 @@ def variable_dimension(name: str) -> str | None:
 
 def _variable_span(model: ScriptModel, ov: Override, name: str) -> Span:
     """The `$NAME` inside the override's word when it is in the script, else the word."""
-    for w in _words_at(model, ov.span):
-        for p in w.variables():
-            if p.name == name:
-                return p.span
+    for w in all_words(model):
+        if w.span.start == ov.span.start and w.span.end == ov.span.end:
+            for p in w.variables():
+                if p.name == name:
+                    return p.span
     return ov.value_span or ov.span
-
-
-def _words_at(model: ScriptModel, span: Span):
-    from verl_lint.rules.shell._shell import all_words
-
-    return (w for w in all_words(model) if w.span.start == span.start and w.span.end == span.end)
 
 
 @register
