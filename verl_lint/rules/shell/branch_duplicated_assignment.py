@@ -9,7 +9,7 @@ from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
 from verl_lint.rules.shell._shell import branch_label, device_cases, exits, line_start
-from verl_lint.shell.model import Assignment, Case, ScriptModel, children
+from verl_lint.shell.model import Assignment, Case, children
 from verl_lint.source import SourceText
 
 
@@ -146,9 +146,9 @@ class BranchDuplicatedAssignment(Rule):
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         for case in device_cases(ctx.model):
-            yield from self._case(ctx.model, ctx.source, case)
+            yield from self._case(ctx.source, case)
 
-    def _case(self, model: ScriptModel, source: SourceText, case: Case) -> Iterable[Diagnostic]:
+    def _case(self, source: SourceText, case: Case) -> Iterable[Diagnostic]:
         live = [k for k, item in enumerate(case.items) if not exits(item.body)]
         if len(live) < 2 or any(item.terminator not in (";;", "") for item in case.items):
             return
