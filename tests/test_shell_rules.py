@@ -191,6 +191,17 @@ def test_vl104_missing_backslash_fix_is_unsafe():
     assert "a.b=1 \\\n" in fixed and not lint(fixed, "VL104")
 
 
+def test_vl104_override_line_after_an_unrelated_command_is_no_lost_continuation():
+    """`echo hello` then `a.b=1`: no launch was cut, so neither the message ("bash ends the
+    launch there") nor the fix (a `\\` after `echo hello`) would be true."""
+    stray = "    trainer.n_gpus_per_node=8\n"
+    assert not lint(HEAD + "echo hello\n" + stray, "VL104")
+    assert not lint(HEAD + "mkdir -p out\nactor_rollout_ref.actor.x=1\n", "VL104")
+    assert lint(HEAD + "python3 -m verl.trainer.main_ppo data.x=1\n" + stray, "VL104")
+    assert lint(HEAD + "python3 -m verl.trainer.main_ppo \\\n    --config-name=t\n" + stray,
+                "VL104")
+
+
 def test_vl104_quoted_text_and_trailing_comment_are_fine():
     text = HEAD + textwrap.dedent("""\
         echo "first \\

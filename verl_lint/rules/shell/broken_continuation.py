@@ -127,7 +127,7 @@ class BrokenContinuation(Rule):
     - a `\\` followed by a carriage return (a file saved with Windows CRLF line endings): bash
       escapes the `\\r` instead of the newline (reported once per file, on the first such line);
     - an override-looking word (`a.b.c=…`, `+a.b=…`) that starts its own command because the
-      line before lacks its `\\`.
+      line before — the end of a `\\` chain, or of a command with overrides — lacks its `\\`.
     A chain that ends and is followed by an unrelated command is not reported: only a cut that
     leaves override-looking lines (`a.b=…`, `"${ARR[@]}"`, `"$@"`, `--flag`) behind is.
 
@@ -279,7 +279,7 @@ class BrokenContinuation(Rule):
             if not prev.strip() or prev.strip().startswith(b"#") or prev.rstrip().endswith(b"\\"):
                 continue  # blank, comment and trailing-space cuts are reported where they are
             prev_start = source.line_starts[line0 - 1]
-            if not code.in_command(prev_start):
+            if not code.in_command(prev_start) or not _ends_a_launch(ctx.model, source, line0 - 1):
                 continue
             end = prev_start + len(prev)
             yield self.diagnostic(
@@ -298,6 +298,19 @@ class BrokenContinuation(Rule):
             if t and not t.startswith(b"#"):
                 return j
         return None
+
+
+def _ends_a_launch(model: ScriptModel, source: SourceText, line: int) -> bool:
+    """A command ending on `line` (0-based) is a `\\` chain (it starts on an earlier line) or
+    carries overrides: the next line reads as its lost continuation. After `echo hello` it
+    does not."""
+    for c in model.commands:
+        if c.words and source.line_of(max(c.span.end - 1, c.span.start)) == line and (
+                source.line_of(c.span.start) < line or any(
+                    looks_like_override(w.literal if w.literal is not None else w.text)
+                    for w in c.words)):
+            return True
+    return False
 
 
 def _short(text: str, n: int = 60) -> str:
