@@ -76,6 +76,13 @@ def test_vl101_defaults_and_environment_never_fire(use):
     assert not lint(HEAD + f'echo "{use}"\n', "VL101")
 
 
+def test_vl101_leaves_hydra_resolvers_to_vl107():
+    text = HEAD + ('python3 -m verl.trainer.main_ppo trainer.experiment_name="run_${now:%H}" '
+                   'hydra.run.dir="${hydra:runtime.cwd}/out"\n')
+    assert not lint(text, "VL101")
+    assert len(lint(text, "VL107")) == 2
+
+
 def test_vl101_known_env_setting_with_globs():
     text = HEAD + 'echo "$CLUSTER_ROOT" "$MYORG_QUEUE"\n'
     assert len(lint(text, "VL101")) == 2

@@ -14,6 +14,9 @@ from verl_lint.source import SourceText
 # a Hydra override as users write it: `a.b.c=…`, `+a.b=…`, `++a.b=…`, `~a.b`
 OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:@[\w.]+)?(?:\.[\w@-]+)+(?:=|$)")
 _PREFIXED = re.compile(r"(?:\+\+|\+|~)[A-Za-z_][\w.@-]*(?:=|$)")
+# Hydra resolvers whose `${name:arg}` bash reads as a substring of an unset variable (an empty
+# string, or `unbound variable` under `set -u`): VL107 reports them, VL101 leaves them to it
+HYDRA_RESOLVERS = ("now", "hydra")
 
 
 def looks_like_override(text: str) -> bool:

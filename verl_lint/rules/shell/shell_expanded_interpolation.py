@@ -8,20 +8,16 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import all_words, clean_until
+from verl_lint.rules.shell._shell import HYDRA_RESOLVERS, all_words, clean_until
 from verl_lint.shell.model import Piece, SetOptions
 
 # `${oc.env:HOME}`, `${actor_rollout_ref.actor.optim.lr}`, `${.sibling}`, `${now:%H}`
 _HYDRA = re.compile(r"\$\{\.*[A-Za-z_][\w-]*(?:\[\w+\])?(?:[.:][^}]*)\}")
 
 
-# resolvers whose `${name:arg}` bash reads as a substring of an unset variable: empty string
-_RESOLVERS = ("now", "hydra")
-
-
 def is_interpolation(p: Piece) -> bool:
     if p.kind == "variable":
-        return p.operator == "substring" and p.name in _RESOLVERS and p.braced
+        return p.operator == "substring" and p.name in HYDRA_RESOLVERS and p.braced
     return p.kind == "bad_substitution" and _HYDRA.fullmatch(p.text) is not None
 
 

@@ -9,7 +9,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import clean_until
+from verl_lint.rules.shell._shell import HYDRA_RESOLVERS, clean_until
 from verl_lint.shell.model import Case, ScriptModel
 
 # Set by launchers, schedulers, containers and toolkits rather than by the script; the evaluator
@@ -24,7 +24,7 @@ LAUNCHER_ENV = frozenset({
 })
 LAUNCHER_PREFIXES = ("KUBERNETES_", "PET_", "MLP_", "VC_", "OMPI_", "PMI_", "NVIDIA_",
                      "ARNOLD_", "AWS_", "GITHUB_", "CI_", "RUNNER_")
-_RESOLVER = re.compile(r"\$\{(?:now|hydra):")  # a Hydra interpolation: VL107 reports it
+_RESOLVER = re.compile(r"\$\{(?:" + "|".join(HYDRA_RESOLVERS) + "):")  # VL107 reports it
 _WHOLE_ARRAY = re.compile(r"\$\{[#!]?\w+\[[@*]\]")  # "${ARR[@]}": bash ≥4.4 allows it under -u
 
 
