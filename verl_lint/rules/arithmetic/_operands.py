@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple,
 
 from verl_lint.diagnostics import Edit, Fix, Label
 from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.origin import script_span
 from verl_lint.source import Span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
@@ -41,15 +42,7 @@ class Operand(NamedTuple):  # a NamedTuple: rules build hundreds per launch
     @property
     def span(self) -> Span | None:
         """The script word that decided this value (directly or through inheritance)."""
-        r = self.resolved
-        if r is None:
-            return None
-        if r.origin.kind == "script":
-            return r.origin.span
-        if r.origin.kind == "inherited" and r.inherited_origin is not None \
-                and r.inherited_origin.kind == "script":
-            return r.inherited_origin.span
-        return None
+        return script_span(self.resolved)
 
     @property
     def is_default(self) -> bool:

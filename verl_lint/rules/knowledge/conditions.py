@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.origin import script_span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
 
@@ -191,11 +192,11 @@ def known_basename(ctx: "LaunchContext", resolved: Resolved | None) -> str | Non
     last path segment is entirely literal. The tail is read from the script's words: the
     override, then the assignments that fed it (`${MODEL_PATH:-$HOME/…}` takes the default, as
     the evaluator does)."""
-    if resolved is None or resolved.origin.kind != "script" or resolved.origin.span is None:
+    span = script_span(resolved)
+    if span is None:
         return None
-    start = resolved.origin.span.start
-    ov = next((o for o in ctx.launch.overrides if o.span.start == start), None)
-    word = _word_at(ctx.model, resolved.origin.span)
+    ov = next((o for o in ctx.launch.overrides if o.span.start == span.start), None)
+    word = _word_at(ctx.model, span)
     if ov is None or word is None:
         return None
     starts = {f.start for f in ov.fed_by}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule
+from verl_lint.rules.origin import script_span
 from verl_lint.rules.registry import register
 
 if TYPE_CHECKING:
@@ -179,8 +180,8 @@ class DeviceEnvMismatch(Rule):
         value = normalize(r.value) if r is not None else None
         if r is None or not isinstance(value, str) or value == "npu":
             return
-        span = (value_span(ctx, r.origin.span) if r.origin.kind == "script" and r.origin.span
-                else launch_head_span(ctx))
+        word = script_span(r)
+        span = value_span(ctx, word) if word is not None else launch_head_span(ctx)
         fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
         yield self.diagnostic(
             span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu "

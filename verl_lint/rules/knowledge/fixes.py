@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from verl_lint.diagnostics import Edit, Fix
 from verl_lint.evaluate.model import Override, Unknown
+from verl_lint.rules.origin import script_span
 from verl_lint.source import Span
 
 if TYPE_CHECKING:
@@ -125,11 +126,11 @@ def value_span(ctx: "LaunchContext", word: Span) -> Span:
 def describe_origin(ctx: "LaunchContext", resolved) -> str:
     """`set at line 44`, plus the variable that fed it: `set at line 44 from $CLIP, line 21`."""
     text = resolved.describe()
-    origin = resolved.origin if resolved.origin.kind == "script" else resolved.inherited_origin
-    if origin is None or origin.kind != "script" or origin.span is None:
+    word = script_span(resolved)
+    if word is None:
         return text
     for ov in ctx.launch.overrides:
-        if ov.span.start == origin.span.start and ov.variables and ov.fed_by:
+        if ov.span.start == word.start and ov.variables and ov.fed_by:
             return f"{text} from ${ov.variables[-1]}, line {ov.fed_by[-1].line}"
     return text
 

@@ -13,6 +13,7 @@ from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, launch_head_span, value_span,
 )
 from verl_lint.rules.knowledge.schema import KeyRef
+from verl_lint.rules.origin import script_span
 from verl_lint.source import Span
 
 if TYPE_CHECKING:
@@ -131,14 +132,8 @@ class KnowledgeRule(Rule):
     @staticmethod
     def _span_of(ctx: "LaunchContext", resolved: "Resolved | None") -> Span | None:
         """The value token of the override that set (or, inherited, fed) this value."""
-        if resolved is None:
-            return None
-        origin = resolved.origin
-        if origin.kind == "inherited":
-            origin = resolved.inherited_origin or origin
-        if origin.kind != "script" or origin.span is None:
-            return None
-        return value_span(ctx, origin.span)
+        word = script_span(resolved)
+        return value_span(ctx, word) if word is not None else None
 
     def _anchor(self, ctx: "LaunchContext", facts: Facts) -> Span:
         """Where a finding about a default or missing value points: the script's override of a
