@@ -45,8 +45,9 @@ class Operand(NamedTuple):  # a NamedTuple: rules build hundreds per launch
         return script_span(self.resolved)
 
     @property
-    def is_default(self) -> bool:
-        return self.span is None
+    def is_inherited(self) -> bool:
+        """The value comes from another key through `${oc.select:…}` (critic from actor…)."""
+        return self.resolved is not None and self.resolved.origin.kind == "inherited"
 
     def show(self) -> str:
         return f"{self.key} {fmt(self.value)}"
@@ -258,9 +259,8 @@ def place(launch_span: Span, candidates: Sequence[Operand],
 
 
 def _label(op: Operand) -> str:
-    origin = op.resolved.origin if op.resolved is not None else None
-    if origin is not None and origin.kind == "inherited" and origin.from_key:
-        return f"{origin.from_key} = {fmt(op.value)}, inherited by {op.key}"
+    if op.is_inherited and op.resolved.origin.from_key:
+        return f"{op.resolved.origin.from_key} = {fmt(op.value)}, inherited by {op.key}"
     return f"{op.key} = {fmt(op.value)}"
 
 

@@ -43,10 +43,6 @@ def _dynamic(config: EffectiveConfig, section: str) -> bool:
     return get_bool(config, f"{section}.use_dynamic_bsz").value
 
 
-def _inherited(op: Operand) -> bool:
-    return op.resolved is not None and op.resolved.origin.kind == "inherited"
-
-
 def _data_parallel_size(config: EffectiveConfig, section: str, *, legacy: bool) -> int | None:
     try:
         return data_parallel(config, section, legacy=legacy).size
@@ -167,7 +163,7 @@ class BatchSizeNotDivisible(Rule):
             return None
         tbs = get_int(config, "data.train_batch_size")
         mini = get_int(config, f"{section}.ppo_mini_batch_size")
-        if role == "critic" and _inherited(mini):
+        if role == "critic" and mini.is_inherited:
             return None  # the actor's value: reported once, for the actor
         if tbs.value >= mini.value:
             return None
@@ -228,7 +224,7 @@ class BatchSizeNotDivisible(Rule):
         batch = mini.value * n.value
         batch_text = f"{mini.show()} × {n.show()} = {batch} ({where([mini, n])})"
         # A critic that copies the actor's mini batch onto the same ranks repeats its finding.
-        repeats_actor = role == "critic" and _inherited(mini) \
+        repeats_actor = role == "critic" and mini.is_inherited \
             and _data_parallel_size(config, ACTOR, legacy=not engine) == dp.size
         if engine and batch % dp.size != 0 and not repeats_actor:
             return self._per_rank(ctx, [mini, n], dp,

@@ -6,8 +6,8 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
-    ACTOR, REF, ROLLOUT, Operand, collect, critic_in_use, engine_workers, get_bool, get_int,
-    is_ppo, place, ref_in_use, where,
+    ACTOR, REF, ROLLOUT, collect, critic_in_use, engine_workers, get_bool, get_int, is_ppo,
+    place, ref_in_use, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.registry import register
@@ -103,7 +103,7 @@ class MicroBatchConflict(Rule):
         per_gpu = get_int(config, f"{section}.{key}_per_gpu", nullable=True)
         if legacy.value is not None and per_gpu.value is not None:
             # A default that copies the global value (critic's `${oc.select:.…}`) is one setting.
-            if _inherited(per_gpu) or _inherited(legacy):
+            if per_gpu.is_inherited or legacy.is_inherited:
                 return None
             span, labels = place(ctx.launch.span, [legacy, per_gpu])
             return self.diagnostic(
@@ -135,7 +135,3 @@ class MicroBatchConflict(Rule):
                 labels=labels,
                 help=f"set {per_gpu.key} to the per-device micro batch instead")
         return None
-
-
-def _inherited(op: Operand) -> bool:
-    return op.resolved is not None and op.resolved.origin.kind == "inherited"

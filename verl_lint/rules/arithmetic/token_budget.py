@@ -127,8 +127,7 @@ class TokenBudgetTooSmall(Rule):
         if tokens >= longest:
             return None
         # A budget inherited from another (log-prob from the actor's) is reported once.
-        origin = budget.resolved.origin if budget.resolved is not None else None
-        root = origin.from_key if origin is not None and origin.kind == "inherited" else None
+        root = budget.resolved.origin.from_key if budget.is_inherited else None
         signature = (root or budget.key, tokens)
         if signature in seen:
             return None
