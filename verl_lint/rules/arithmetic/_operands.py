@@ -8,6 +8,7 @@ a value of the wrong type, OmegaConf's `???`): precision over recall, the check 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from verl_lint.diagnostics import Edit, Fix, Label
@@ -26,6 +27,12 @@ ROLLOUT = "actor_rollout_ref.rollout"
 FSDP_STRATEGIES = frozenset({"fsdp", "fsdp2"})
 # The checks of verl's `validate_config` belong to the PPO trainer configs.
 PPO_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer"})
+
+
+# The VL3xx rules run one after another on each launch's config, and several ask the same
+# facts (the world, whether a ref or a critic runs): those are computed once per config (a
+# config does not change once built). A Skip is not cached: it is raised again.
+_per_config = lru_cache(maxsize=1)
 
 
 class Skip(Exception):
@@ -145,6 +152,7 @@ class World:
         return f"world size {self.size} ({self.detail()})"
 
 
+@_per_config
 def world(config: EffectiveConfig) -> World:
     nnodes = get_int(config, "trainer.nnodes")
     per_node = get_int(config, "trainer.n_gpus_per_node")
@@ -160,12 +168,14 @@ def is_ppo(config: EffectiveConfig) -> bool:
     return config.config_name in PPO_CONFIGS
 
 
+@_per_config
 def ref_in_use(config: EffectiveConfig) -> bool:
     """verl builds a reference policy for the KL loss or the in-reward KL penalty."""
     return bool(get_bool(config, f"{ACTOR}.use_kl_loss", absent=False).value
                 or get_bool(config, "algorithm.use_kl_in_reward", absent=False).value)
 
 
+@_per_config
 def critic_in_use(config: EffectiveConfig) -> bool:
     """`critic.enable` when set, else GAE needs a critic (verl/trainer/ppo/utils.py:96-107)."""
     r = _raw(config, "critic.enable")
