@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.knowledge.schema import AnyOf, KeyRef
 from verl_lint.rules.origin import script_span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
@@ -245,8 +246,6 @@ def _literal_tail(word: Any, feeders: dict, depth: int) -> tuple[str, bool]:
 
 def test(cond: "KeyCondition", resolved: Resolved | None, facts: Facts) -> bool | None:
     """One condition on one key's resolved value."""
-    from verl_lint.rules.knowledge.schema import KeyRef
-
     if resolved is None:
         return (not cond.value) if cond.op == "is_set" else None
     if cond.origin is not None and resolved.origin.kind != cond.origin:
@@ -289,8 +288,6 @@ def _model_holds(m: "ModelCondition", info: "ModelInfo | None") -> bool | None:
 
 def when_holds(when: "When", facts: Facts, families: "FamilyMatcher") -> bool:
     """True only when every condition is known to hold."""
-    from verl_lint.rules.knowledge.schema import AnyOf
-
     if when.device is not None and facts.device not in when.device:
         return False
     if when.verl is not None and not in_range(facts.version, when.verl):

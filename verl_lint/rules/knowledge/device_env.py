@@ -12,8 +12,15 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule
+from verl_lint.rules.knowledge.conditions import normalize
+from verl_lint.rules.knowledge.fixes import (
+    build_fix, describe_origin, launch_head_span, value_span,
+)
+from verl_lint.rules.knowledge.schema import FixSpec
 from verl_lint.rules.origin import script_span
 from verl_lint.rules.registry import register
+from verl_lint.shell.model import Case, If
+from verl_lint.verl.versions import in_range
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
@@ -123,8 +130,6 @@ class DeviceEnvMismatch(Rule):
     @staticmethod
     def _branch_assignments(ctx: "LaunchContext") -> Iterator[tuple["Assignment", str]]:
         """Assignments before the launch inside a branch whose pattern names a device."""
-        from verl_lint.shell.model import Case, If
-
         spans = []
         for block in ctx.model.blocks.values():
             if block.span.start > ctx.launch.span.start:
@@ -166,13 +171,6 @@ class DeviceEnvMismatch(Rule):
     # ---- trainer.device before 0.7.0 --------------------------------------------------------
 
     def _trainer_device(self, ctx: "LaunchContext", device: str) -> Iterator[Diagnostic]:
-        from verl_lint.rules.knowledge.conditions import normalize
-        from verl_lint.rules.knowledge.fixes import (
-            build_fix, describe_origin, launch_head_span, value_span,
-        )
-        from verl_lint.rules.knowledge.schema import FixSpec
-        from verl_lint.verl.versions import in_range
-
         config = ctx.config
         if device != "npu" or config is None or not in_range(ctx.release.version, "<0.7.0"):
             return
