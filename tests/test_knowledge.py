@@ -540,6 +540,20 @@ def test_user_folder_model_families_extend_the_table(tmp_path):
     assert len(list(rule().check(ctx))) == 1
 
 
+def test_origin_restricts_a_require_entry_to_values_of_that_origin(tmp_path):
+    """`origin: script` on a require entry: a verl default is outside the entry, not a
+    violation (it used to be reported: "`…` is 300 (verl default); it must be >= 600")."""
+    folder = _rule_file(tmp_path, GOOD.replace('">=": 600', '">=": 600\n        origin: script'))
+    (rule,) = load_rule_folder(folder)
+    defaults = {"trainer.ray_wait_register_center_timeout": 300}
+    default_only = HEAD + "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n"
+    assert list(rule().check(make_ctx(default_only, defaults=defaults))) == []
+    script = HEAD + "python3 -m verl.trainer.main_ppo trainer.ray_wait_register_center_timeout=60\n"
+    ctx = make_ctx(script, defaults=defaults)
+    [d] = rule().check(ctx)
+    assert ctx.source.slice(d.span) == "60" and "must be >= 600" in d.message
+
+
 # ---- VL406 device-env-mismatch (Python rule) -------------------------------------------------
 
 ENV_SCRIPT = HEAD + textwrap.dedent("""\

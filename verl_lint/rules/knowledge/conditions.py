@@ -249,7 +249,9 @@ def test(cond: "KeyCondition", resolved: Resolved | None, facts: Facts) -> bool 
     if resolved is None:
         return (not cond.value) if cond.op == "is_set" else None
     if cond.origin is not None and resolved.origin.kind != cond.origin:
-        return False
+        # about values of another origin: no answer (False would make a require entry report
+        # a value it does not apply to)
+        return None
     expected = cond.value
     if isinstance(expected, KeyRef):
         other = facts.config.get(expected.key)
