@@ -554,6 +554,26 @@ def test_origin_restricts_a_require_entry_to_values_of_that_origin(tmp_path):
     assert ctx.source.slice(d.span) == "60" and "must be >= 600" in d.message
 
 
+@pytest.mark.parametrize("section,value,phrase", [
+    ("require", "false", "it must not be set"), ("require", "true", "it must be set"),
+    ("forbid", "false", "it must be set"), ("forbid", "true", "it must not be set"),
+])
+def test_is_set_message_says_what_the_entry_asks(tmp_path, section, value, phrase):
+    head, rest = GOOD.split("    require:\n")
+    text = (f"{head}    {section}:\n"
+            f"      - {{key: trainer.ray_wait_register_center_timeout, is_set: {value}}}\n"
+            + rest[rest.index("    doc: |"):])
+    (rule,) = load_rule_folder(_rule_file(tmp_path, text))
+    script = HEAD + "python3 -m verl.trainer.main_ppo trainer.ray_wait_register_center_timeout=60\n"
+    defaults = {"trainer.ray_wait_register_center_timeout": None}
+    # the key set (60) violates `require: is_set false` and `forbid: is_set true`; null (not
+    # set) violates the other two
+    violating = script if (section == "require") != (value == "true") else (
+        HEAD + "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    [d] = rule().check(make_ctx(violating, defaults=defaults))
+    assert d.message.endswith(phrase), d.message
+
+
 # ---- VL406 device-env-mismatch (Python rule) -------------------------------------------------
 
 ENV_SCRIPT = HEAD + textwrap.dedent("""\

@@ -28,7 +28,7 @@ _PHRASE = {"==": "must be {}", "!=": "must not be {}", "in": "must be one of {}"
            "not_regex": "must not match {}", "is_set": "must be set", "not_set": "must not be set"}
 # a forbid entry states what must not hold: its message uses the negated operator
 _NEGATED = {"==": "!=", "!=": "==", "in": "not_in", "not_in": "in", "<": ">=", "<=": ">",
-            ">": "<=", ">=": "<", "regex": "not_regex", "is_set": "not_set"}
+            ">": "<=", ">=": "<", "regex": "not_regex", "is_set": "not_set", "not_set": "is_set"}
 
 
 def _format(template: str, fields: dict[str, Any]) -> str:
@@ -100,7 +100,9 @@ class KnowledgeRule(Rule):
             expected = ", ".join(show(v) for v in entry.value)
         else:
             expected = show(entry.value)
-        op = entry.op if required else _NEGATED.get(entry.op, entry.op)
+        op = "not_set" if entry.op == "is_set" and entry.value is False else entry.op
+        if not required:
+            op = _NEGATED.get(op, op)
         fields = {**fields, "key": key, "value": value, "expected": expected, "other": other,
                   "origin": describe_origin(ctx, resolved) if resolved is not None
                   else "no verl default"}
