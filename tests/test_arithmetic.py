@@ -315,6 +315,9 @@ def test_vl303_critic_only_when_used():
 
 
 def test_vl303_unknown_skips():
+    # 100 × 5 = 500 is not divisible by 8: the known value fires, the unknown one does not
+    cfg = config(FSDP, {"data.train_batch_size": (100, 3), f"{R}.n": (5, 4)})
+    assert any("train_batch_size" in d.message for d in lint(VL303, cfg))
     cfg = config(FSDP, {"data.train_batch_size": (Unknown(reason="$BS"), 3), f"{R}.n": (5, 4)})
     assert all("train_batch_size" not in d.message for d in lint(VL303, cfg))
 
