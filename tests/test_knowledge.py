@@ -224,8 +224,6 @@ def test_vl402_explicit_ref_contradiction_on_any_device():
     script = QWEN35.replace("log_prob_micro_batch_size_per_gpu=1",
                             "log_prob_micro_batch_size_per_gpu=1\n"
                             "    actor_rollout_ref.ref.megatron.use_mbridge=False")
-    script = script.replace("ACTOR+=(actor_rollout_ref.actor.megatron.use_mbridge=True)",
-                            "ACTOR+=(actor_rollout_ref.actor.megatron.use_mbridge=True)")
     ctx, diags = run_rule("VL402", script, device="gpu")
     assert len(diags) == 1
     assert "actor_rollout_ref.ref.megatron.use_mbridge" in diags[0].message
@@ -274,7 +272,6 @@ def test_vl403_fix_in_a_function_is_unsafe_next_to_the_shared_element():
 
 def test_vl403_fix_appends_in_branch_after_the_array():
     script = QWEN35.replace(
-        'esac\nREF=(', 'esac\nREF=(').replace(
         "python3 -m", 'case "${DEVICE}" in\n  npu)\n    export X=1\n    ;;\nesac\npython3 -m')
     ctx, diags = run_rule("VL403", script, device="npu")
     fixed = apply_fix(ctx, diags[0].fix)
@@ -657,8 +654,7 @@ def test_extend_rules_end_to_end(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["rule", "TEAM101"])
     assert result.exit_code == 0 and "Checks the timeout." in result.output
     # a suppression works like for built-in rules
-    text = script.read_text().replace("    trainer.ray_wait_register_center_timeout=300 \\\n",
-                                      "    trainer.ray_wait_register_center_timeout=300 \\\n")
+    text = script.read_text()
     script.write_text(text.replace("python3 -m", "# verl-lint: disable=TEAM101\npython3 -m"))
     result = CliRunner().invoke(main, ["check", "--format", "concise", str(script)])
     assert "TEAM101" not in result.output, result.output
