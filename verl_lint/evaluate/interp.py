@@ -23,7 +23,6 @@ from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
     SetOptions, Unset, Word, build,
 )
-from verl_lint.source import Span
 
 # always provided by the environment or by bash itself
 ENV_NAMES = frozenset({
@@ -538,9 +537,6 @@ class Interpreter:
         return None, None
 
     # -- expansion --------------------------------------------------------------------------------
-    def span(self, start: int, end: int) -> Span | None:
-        return self.span_of(start, end)
-
     def record_use(self, p: Piece, st: State, has_default: bool) -> None:
         name = p.name
         if name is None or not (name[0].isalpha() or name[0] == "_"):
