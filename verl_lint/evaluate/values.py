@@ -74,10 +74,6 @@ def capped(value: "str | Unknown") -> "str | Unknown":
     return TOO_LONG if isinstance(value, str) and len(value) > MAX_VALUE else value
 
 
-def parts_known(parts: Parts) -> bool:
-    return not any(isinstance(p.value, Unknown) for p in parts)
-
-
 class Field:
     """One word as the command receives it."""
 
