@@ -460,7 +460,7 @@ class Interpreter:
             if fn is not None:
                 self.call(fn, fields[1:], st, prefix_env)
                 return
-        launch = detect_launch(fields, c, self.model, self.span_of)
+        launch = detect_launch(fields, c, self.span_of)
         if launch is not None:
             nounset = "nounset" in st.options
             visible = self.visible_devices(st, prefix_env)

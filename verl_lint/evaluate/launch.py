@@ -13,7 +13,7 @@ from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
 from verl_lint.evaluate.values import Field, unknown
-from verl_lint.shell.model import Command, ScriptModel, build
+from verl_lint.shell.model import Command, build
 from verl_lint.source import Span
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
@@ -45,8 +45,7 @@ def is_verl_script(path: str) -> bool:
     return bool(re.fullmatch(r"(?:.*/)?main_\w+\.py", path))
 
 
-def detect_launch(fields: list[Field], cmd: Command, model: ScriptModel,
-                  span_fn: SpanFn) -> Launch | None:
+def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch | None:
     vals = [f.value if f.passthrough is None else None for f in fields]
     # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
     leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
