@@ -798,7 +798,7 @@ class Interpreter:
         for k, p in enumerate(pieces):
             kind, val = self.piece(p, st, acc, p.quoted == "double")
             if kind == "lit":
-                add(_tilde(val[0], blank, after_eq=True) if p.quoted == "none" else val)
+                add(_tilde(val[0], blank) if p.quoted == "none" else val)
                 continue
             if kind == "fields":
                 fields = val
@@ -934,7 +934,7 @@ def _short(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
+def _tilde(part: Part, at_start: bool) -> list[Part]:
     """Tilde expansion in an unquoted literal: at the start of a word and after `=`/`:`."""
     v = part.value
     if not isinstance(v, str) or "~" not in v:
@@ -942,7 +942,7 @@ def _tilde(part: Part, at_start: bool, after_eq: bool = True) -> list[Part]:
     idx = []
     for m in re.finditer(r"~", v):
         i = m.start()
-        if (i == 0 and at_start) or (after_eq and i > 0 and v[i - 1] in "=:"):
+        if (i == 0 and at_start) or (i > 0 and v[i - 1] in "=:"):
             idx.append(i)
     if not idx:
         return [part]
