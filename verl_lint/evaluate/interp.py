@@ -472,7 +472,6 @@ class Interpreter:
         if name in ("[", "[[", "test", "echo", "printf", "true", ":", "cd", "mkdir"):
             if name != "printf" or fields[1:2] == [] or fields[1].value != "-v":
                 return True
-        args = [f.value for f in fields[1:]]
         if name == "exit":
             st.dead = True
             return True
@@ -485,6 +484,9 @@ class Interpreter:
         if name == "eval":
             st.taint = f"`eval` (line {c.span.line})"
             return True
+        if name not in ("read", "mapfile", "readarray", "getopts", "printf", "shift"):
+            return False  # not a builtin: a launch's hundreds of words need no values here
+        args = [f.value for f in fields[1:]]
         if name in ("read", "mapfile", "readarray", "getopts"):
             targets = [a for a in args if isinstance(a, str) and re.fullmatch(
                 r"[A-Za-z_][A-Za-z0-9_]*", a)]
