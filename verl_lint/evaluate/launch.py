@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field, unknown
+from verl_lint.evaluate.values import Field
 from verl_lint.shell.model import Command, build
 from verl_lint.source import Span
 
@@ -63,7 +63,7 @@ def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch 
         return None
     launch = build(Launch, module=module, script=script, launcher=launcher, span=cmd.span,
                    overrides=[], passthrough=[])
-    _arguments(launch, fields[k:], span_fn)
+    _arguments(launch, fields[k:], vals[k:], leads[k:], span_fn)
     return launch
 
 
@@ -189,7 +189,10 @@ def _torchrun(vals: list, leads: list[str], j: int, launcher: str):
     return None
 
 
-def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
+def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str],
+               span_fn: SpanFn) -> None:
+    """`vals`/`leads`: each field's value (None for a passthrough) and known lead, as
+    `detect_launch` computed them."""
     k = 0
     while k < len(fields):
         f = fields[k]
@@ -197,17 +200,16 @@ def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
             launch.passthrough.append(build(Passthrough, span=f.span, reason=f.passthrough))
             k += 1
             continue
-        lead, rest_unknown = _lead(f)
+        value, lead = vals[k], leads[k]
         flag = lead.split("=", 1)[0] if lead.startswith("-") else None
         if flag in ("--config-path", "-cp", "--config-name", "-cn"):
             if "=" in lead:
-                value = f.value
                 value = value.split("=", 1)[1] if isinstance(value, str) else value
                 span = f.span
                 k += 1
             elif k + 1 < len(fields):
                 nf = fields[k + 1]
-                value = nf.value if nf.passthrough is None else unknown(nf.passthrough)
+                value = nf.value
                 span = nf.span
                 k += 2
             else:
@@ -222,14 +224,13 @@ def _arguments(launch: Launch, fields: list[Field], span_fn: SpanFn) -> None:
         if flag is not None:
             k += 2 if flag in _HYDRA_FLAGS_WITH_ARG and "=" not in lead else 1
             continue
-        if "=" not in lead and rest_unknown:
-            reason = next((p.value.reason for p in f.parts if isinstance(p.value, Unknown)),
-                          "unknown")
+        if "=" not in lead and isinstance(value, Unknown) and _lead(f)[1]:
+            # an Unknown part follows the lead: `value` is that first Unknown part
             launch.passthrough.append(build(
                 Passthrough, span=f.span,
-                reason=f"override key only known at run time: {reason}"))
+                reason=f"override key only known at run time: {value.reason}"))
         else:
-            launch.overrides.append(_override(f, lead, span_fn))
+            launch.overrides.append(_override(f, value, lead, span_fn))
         k += 1
 
 
@@ -243,7 +244,7 @@ def _lead(f: Field) -> tuple[str, bool]:
     return "".join(out), False
 
 
-def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
+def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Override:
     eq = lead.find("=")
     key_text = lead if eq < 0 else lead[:eq]
     first = key_text[:1]
@@ -251,13 +252,12 @@ def _override(f: Field, lead: str, span_fn: SpanFn) -> Override:
         "~" if first == "~" else ""
     key = key_text[len(prefix):]
     value = None
-    text = f.value
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
     r = _sub_range(f, len(prefix), len(key_text))
     key_span = (span_fn(*r) if r is not None else None) or f.span
     value_span = None
-    if eq >= 0 and isinstance(value, str) and span_fn is not None:
+    if eq >= 0 and isinstance(value, str):
         r = _sub_range(f, eq, eq + 1, literal_tail=True)  # the `=`: the value follows it
         if r is not None:
             value_span = span_fn(r[1], f.span.end)
