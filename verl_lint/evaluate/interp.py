@@ -21,7 +21,7 @@ from verl_lint.evaluate.values import (
 )
 from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
-    SetOptions, Unset, Word, build,
+    SetOptions, Unset, Word, build, children,
 )
 
 # always provided by the environment or by bash itself
@@ -106,8 +106,6 @@ class State:
 
 def _assigned_names(stmts) -> list[str]:
     """Variables assigned anywhere inside a statement list (static)."""
-    from verl_lint.shell.model import children
-
     out: list[str] = []
     stack = [iter(stmts)]  # iterative, in source order: a recursive closure is a reference cycle
     while stack:
