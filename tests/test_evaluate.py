@@ -315,6 +315,17 @@ def test_maybe_state_for_partially_assigned_variables():
     assert use.state == "maybe" and "only" in use.note
 
 
+def test_nounset_only_when_every_path_sets_it():
+    # `set -u` in one arm of an unknown branch may not be in force: say so only when it is
+    for setup in ('if [ -n "$STRICT" ]; then set -u; fi\n', '[ -n "$STRICT" ] && set -u\n',
+                  'set -u\nif [ -n "$LAX" ]; then set +u; fi\n'):
+        (run,) = runs_of(setup + launch_line("a=$MISSING"))
+        assert not run.nounset, setup
+        assert not [u for u in run.var_uses if u.name == "MISSING"][0].nounset, setup
+    (run,) = runs_of('if [ -n "$X" ]; then set -u; else set -u; fi\n' + launch_line("a=$M"))
+    assert run.nounset and [u for u in run.var_uses if u.name == "M"][0].nounset
+
+
 # ---- launch detection -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line, module, launcher", [

@@ -255,8 +255,8 @@ class Interpreter:
             base.vars[name] = Var(parts=None if arr is not None else (Part(unknown(reason)),),
                                   array=arr, exported=exported, status=status, fed_by=fed,
                                   note=note)
-        base.options = set.union(*(s.options for s, _ in alive)) if all(
-            s.options == alive[0][0].options for s, _ in alive) else base.options
+        # an option (`set -u`) is in force only when every path that reaches here set it
+        base.options = set.intersection(*(s.options for s, _ in alive))
         for s, _ in alive[1:]:
             for k, v in s.elsewhere.items():
                 base.elsewhere.setdefault(k, v)
