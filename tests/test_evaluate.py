@@ -275,6 +275,16 @@ def test_function_wrapper_with_local_and_return_value():
     assert overrides(run) == ["a.tp=8", "b=1", "c=2"]
 
 
+def test_assignments_before_a_function_call_hold_during_the_call():
+    text = ("run() {\n  python3 -m verl.trainer.main_ppo a.n=$N\n}\n"
+            "N=4 CUDA_VISIBLE_DEVICES=0,1 run\n" + launch_line("b.n=${N:-unset}"))
+    (run,) = runs_of(text)
+    assert overrides(run, 0) == ["a.n=4"] and overrides(run, 1) == ["b.n=unset"]
+    assert [u.state for u in run.var_uses if u.name == "N"] == ["set", "unset"]
+    # exported to the function's commands, as bash does
+    assert (run.visible_devices, run.visible_devices_from) == ("0,1", "CUDA_VISIBLE_DEVICES")
+
+
 def test_unknown_branch_merges():
     text = ('if [ -f /etc/x ]; then A=1; B=1; ARR+=(z=1); else A=2; B=1; fi\n'
             + launch_line("a=$A", "b=$B", '"${ARR[@]}"'))

@@ -512,7 +512,10 @@ class Interpreter:
             return
         saved_pos = st.positional
         st.positional = args
-        self.frames.append({})
+        # `N=4 fn`: N is 4 (and exported) during the call only; the frame restores it after
+        self.frames.append({name: st.vars.get(name) for name in prefix_env})
+        for name, v in prefix_env.items():
+            st.vars[name] = v.replace(exported=True)
         try:
             self.block(fn.body, st)
         finally:
