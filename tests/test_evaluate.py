@@ -285,6 +285,22 @@ def test_assignments_before_a_function_call_hold_during_the_call():
     assert (run.visible_devices, run.visible_devices_from) == ("0,1", "CUDA_VISIBLE_DEVICES")
 
 
+def test_positional_parameters_after_a_passthrough_are_unknown():
+    # `main "$@"`: the caller's words stand for any number of arguments
+    text = ('main() {\n  local tp=${1:-2} n=${2:-1}\n  python3 -m verl.trainer.main_ppo '
+            'a.tp=$tp a.n=$n a.argc=$# a.three=${3:-3}\n}\nmain x "$@"\n')
+    v = values(text)
+    assert v["a.tp"] == "x"
+    for k in ("a.n", "a.argc", "a.three"):
+        assert isinstance(v[k], Unknown), k
+    # `shift` past them: how many words went is unknown, so are the rest
+    (run,) = runs_of('f() {\n  shift 2\n  python3 -m verl.trainer.main_ppo b=$1 "$@"\n}\n'
+                     'f "$@" c=1 d=2\n')
+    (launch,) = run.launches
+    assert [(o.key, isinstance(o.value, Unknown)) for o in launch.overrides] == [("b", True)]
+    assert len(launch.passthrough) == 1
+
+
 def test_unknown_branch_merges():
     text = ('if [ -f /etc/x ]; then A=1; B=1; ARR+=(z=1); else A=2; B=1; fi\n'
             + launch_line("a=$A", "b=$B", '"${ARR[@]}"'))

@@ -502,8 +502,12 @@ class Interpreter:
             return True
         if name == "shift":
             n = args[0] if args else "1"
-            if st.positional is not None and isinstance(n, str) and n.isdigit():
-                st.positional = st.positional[int(n):]
+            pos = st.positional
+            if pos is not None and isinstance(n, str) and n.isdigit():
+                k = int(n)
+                # past a passthrough, how many words are left is unknown: keep only it
+                j = next((j for j, f in enumerate(pos[:k]) if f.passthrough is not None), None)
+                st.positional = pos[k:] if j is None else pos[j:j + 1]
             return True
         return False
 
@@ -581,12 +585,17 @@ class Interpreter:
                 return unknown('"$@": the arguments the caller passes')
             return join_values([f.value for f in pos])
         if name == "#":
-            return unknown("$#: the number of arguments") if pos is None else str(len(pos))
+            if pos is None or any(f.passthrough is not None for f in pos):
+                return unknown("$#: the number of arguments")
+            return str(len(pos))
         if name.isdigit() and name != "0":
             if pos is None:
                 return unknown(f"${name}: an argument the caller passes")
             i = int(name) - 1
-            return pos[i].value if i < len(pos) else None
+            for j, f in enumerate(pos):  # a passthrough stands for any number of words
+                if j == i or f.passthrough is not None:
+                    return f.value
+            return None
         return unknown(f"${name} is only known at run time")
 
     def scalar_of(self, p: Piece, st: State, acc: list):
