@@ -268,6 +268,18 @@ def test_arrays_appends_and_elements():
     assert o[4].array == "B"
 
 
+def test_operators_on_whole_arrays_act_on_the_elements():
+    # bash counts, slices and tests the elements; it does not operate on their joined text
+    text = ('E=("" "")\nN=()\nC=(x=1 y=2)\nf() {\n  python3 -m verl.trainer.main_ppo '
+            '"${@:2}" argc=${#@} "${C[@]:1}" "${E[@]:-d=1}" "${N[@]-e=1}" "${N[@]:+h=1}" '
+            '"${C[@]:-j=1}" "${C[*]:0:1}" "${C[@]#x}"\n}\nf p a=1 b=2\n')
+    (run,) = runs_of(text)
+    assert overrides(run) == ["a=1", "b=2", "argc=3", "y=2", "=None", "=None", "e=1",
+                              "x=1", "y=2", "x=1"]
+    assert [p.reason for p in run.launches[0].passthrough] == [
+        "override key only known at run time: ${C[@]#x} is not evaluated element by element"]
+
+
 def test_function_wrapper_with_local_and_return_value():
     text = ("run() {\n  local tp=${1:-2}\n  shift\n  python3 -m verl.trainer.main_ppo a.tp=$tp "
             '"$@"\n}\nrun 8 b=1 c=2\n')

@@ -634,19 +634,15 @@ class Interpreter:
                 if p.index == "*" or name == "*":
                     return "parts", (Part(join_values([f.value for f in fields])),)
                 return "fields", fields
+        if op in ("indirect", "names"):
+            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
+        if op is not None and (p.index in ("@", "*") or name in ("@", "*")):
+            return self.whole_op(p, st, acc, in_dq)
         if op in ("length",):
-            if p.index in ("@", "*"):
-                v = st.vars.get(name)
-                if v is not None and v.array is not None:
-                    if any(f.passthrough for f in v.array):
-                        return "parts", (Part(unknown(f"length of {name}")),)
-                    return "parts", (Part(str(len(v.array))),)
             val = self.scalar_of(p, st, acc)
             if isinstance(val, Unknown):
                 return "parts", (Part(val),)
             return "parts", (Part(str(len(val or ""))),)
-        if op in ("indirect", "names"):
-            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
         val = self.scalar_of(p, st, acc)
         if op is None:
             if val is None:
@@ -689,6 +685,41 @@ class Interpreter:
         if isinstance(arg, Unknown):
             return "parts", (Part(arg),)
         return "parts", (Part(capped(_string_op(op, val, arg, p.text))),)
+
+    def whole_op(self, p: Piece, st: State, acc: list, in_dq: bool):
+        """`${A[@]op}` / `${@op}`: bash applies the operator to the elements (counts them, slices
+        them, tests whether there are any), not to their join. What is not modelled is Unknown."""
+        op = p.operator
+        fields = self.array_fields(p, st, acc)
+        star = p.index == "*" or p.name == "*"
+        positional = p.name in ("@", "*")
+        if any(f.passthrough is not None for f in fields):
+            return "parts", (Part(unknown(f"{_short(p.text)}: the elements are only known at "
+                                          "run time")),)
+        if op == "length":
+            return "parts", (Part(str(len(fields))),)
+        joined = join_values([f.value for f in fields])
+        if op == "substring" and p.argument is not None:
+            bits = parts_value(self.expand_scalar(p.argument, st, in_dq=in_dq))
+            bits = bits.split(":") if isinstance(bits, str) else []
+            if 1 <= len(bits) <= 2 and all(b.strip().isdigit() for b in bits):
+                off = int(bits[0]) - positional  # `${@:1}` starts with $1, fields[0]
+                if off >= 0:  # `${@:0}` starts with $0, only known at run time
+                    fields = fields[off:off + int(bits[1]) if len(bits) == 2 else None]
+                    if star:
+                        return "parts", (Part(join_values([f.value for f in fields])),)
+                    return "fields", fields
+        elif op in (":-", "-", ":+", "+") and isinstance(joined, str):
+            present = bool(fields) and (joined != "" or op[0] != ":")
+            if op[-1] == "-" and present:
+                return ("parts", (Part(joined),)) if star else ("fields", fields)
+            if op[-1] == "+" and not present:  # `"${A[@]:+x}"` of no elements: no word at all
+                return ("parts", (Part(""),)) if star else ("fields", [])
+            parts, fed = self.expand_scalar(p.argument, st, acc_fed=True, in_dq=in_dq) \
+                if p.argument is not None else ((), ())
+            acc.append(("", fed))
+            return "parts", tuple(parts)
+        return "parts", (Part(unknown(f"{_short(p.text)} is not evaluated element by element")),)
 
     def unset_unknown(self, name: str, st: State) -> Unknown:
         note = st.elsewhere.get(name)
