@@ -241,6 +241,18 @@ def test_arithmetic():
     assert isinstance(v["i"], Unknown) and isinstance(v["j"], Unknown)
 
 
+def test_names_in_subscripts_and_substring_bounds_are_variables():
+    # bash evaluates `A[i]` and `${X:OFF:LEN}` arithmetically: `i` is the variable, not 0
+    text = ("for i in 0 1 2; do A[i]=a$i=1; done\nB[k]=b=1\nX=abcdef\nOFF=2\nLEN=1\n"
+            + launch_line('"${A[@]}"', '"${B[@]}"', "s=${X:OFF:LEN+1}", "u=${X:NOPE}"))
+    (run,) = runs_of(text)
+    launch = run.launches[0]
+    assert overrides(run)[:4] == ["a0=1", "a1=1", "a2=1", "s=cd"]
+    assert isinstance(launch.overrides[4].value, Unknown)  # $NOPE is not set
+    assert [p.reason for p in launch.passthrough] == ["index k of B"]  # $k is not set either
+    assert {"OFF", "LEN", "NOPE"} <= {u.name for u in run.var_uses}
+
+
 def test_unknowns_are_never_guessed():
     v = values("for i in $(seq 3); do L=$i; done\n" + launch_line(
         "a=$(hostname)", "b=$NOT_SET", "c=$HOME/x", "d=$L", "e=~/data", "f=${oc.env:HOME}"))

@@ -23,6 +23,7 @@ from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
     SetOptions, Unset, Word, build, children,
 )
+from verl_lint.source import Span
 
 # always provided by the environment or by bash itself
 ENV_NAMES = frozenset({
@@ -405,9 +406,10 @@ class Interpreter:
             arr = list(old.array) if old is not None and old.array is not None else (
                 [Field(list(old.parts), a.name_span, array=a.name)] if old is not None
                 and old.parts else [])
-            try:
-                i = int(arith.evaluate(idx, lambda n, d: 0)) if isinstance(idx, str) else None
-            except arith.ArithUnknown:
+            try:  # the subscript is arithmetic: `A[i]=…` reads $i
+                i = int(arith.evaluate(idx, _ArithLookup(self, a.index.span, st, []))) \
+                    if isinstance(idx, str) else None
+            except (arith.ArithUnknown, RecursionError, OverflowError, ValueError):
                 i = None
             field = Field(list(parts), a.value.span, array=a.name, fed_by=fed)
             if i is None or i > len(arr) or i < 0:
@@ -684,7 +686,8 @@ class Interpreter:
             if p.argument is not None else ""
         if isinstance(arg, Unknown):
             return "parts", (Part(arg),)
-        return "parts", (Part(capped(_string_op(op, val, arg, p.text))),)
+        return "parts", (Part(capped(_string_op(op, val, arg, p.text,
+                                                 _ArithLookup(self, p.span, st, acc)))),)
 
     def whole_op(self, p: Piece, st: State, acc: list, in_dq: bool):
         """`${A[@]op}` / `${@op}`: bash applies the operator to the elements (counts them, slices
@@ -781,7 +784,7 @@ class Interpreter:
                 return val
             text = val
 
-        lookup = _ArithLookup(self, p, st, acc)
+        lookup = _ArithLookup(self, p.span, st, acc)
         try:
             return str(arith.evaluate(text, lookup))
         except arith.ArithUnknown as exc:
@@ -909,10 +912,10 @@ class _ArithLookup:
     A class rather than a closure: a closure that passes itself on is a reference cycle, and
     cycles keep a whole script model alive until the garbage collector runs."""
 
-    __slots__ = ("interp", "piece", "state", "acc", "budget")
+    __slots__ = ("interp", "span", "state", "acc", "budget")
 
-    def __init__(self, interp: "Interpreter", piece: Piece, st: State, acc: list) -> None:
-        self.interp, self.piece, self.state, self.acc = interp, piece, st, acc
+    def __init__(self, interp: "Interpreter", span: Span, st: State, acc: list) -> None:
+        self.interp, self.span, self.state, self.acc = interp, span, st, acc  # span: of the uses
         self.budget = _MAX_ARITH_LOOKUPS
 
     def __call__(self, name: str, depth: int) -> int:
@@ -920,7 +923,7 @@ class _ArithLookup:
         if self.budget < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
             raise arith.ArithUnknown("too many variable references")
         interp, st = self.interp, self.state
-        fake = build(Piece, kind="variable", span=self.piece.span, text=name, name=name)
+        fake = build(Piece, kind="variable", span=self.span, text=name, name=name)
         interp.record_use(fake, st, False)
         v = st.vars.get(name)
         self.acc.append((name, v.fed_by if v is not None else ()))
@@ -1009,7 +1012,7 @@ def _tilde(part: Part, at_start: bool) -> list[Part]:
     return out
 
 
-def _string_op(op: str, val: str, arg: str, text: str):
+def _string_op(op: str, val: str, arg: str, text: str, lookup: "_ArithLookup"):
     if op in ("#", "##", "%", "%%"):
         if not any(ch in arg for ch in "*?[\\"):  # a literal pattern matches only itself
             if op[0] == "#":
@@ -1047,8 +1050,8 @@ def _string_op(op: str, val: str, arg: str, text: str):
     if op == "substring":
         bits = arg.split(":")
         try:
-            off = int(arith.evaluate(bits[0], lambda n, d: 0)) if bits[0].strip() else 0
-            ln = int(arith.evaluate(bits[1], lambda n, d: 0)) if len(bits) > 1 else None
+            off = int(arith.evaluate(bits[0], lookup)) if bits[0].strip() else 0
+            ln = int(arith.evaluate(bits[1], lookup)) if len(bits) > 1 else None
         except arith.ArithUnknown:
             return unknown(f"{_short(text)}: substring bounds")
         if off < 0:
