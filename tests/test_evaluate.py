@@ -210,6 +210,14 @@ def test_scenarios_from_if_branches_and_probe_only():
     assert overrides(gpu) == ["trainer.device=gpu"] and overrides(npu) == ["trainer.device=npu"]
 
 
+def test_glob_operands_are_not_device_values():
+    # `[[ $DEVICE == n* ]]` is a pattern, as `n*)` in a case is: no scenario DEVICE=n*
+    text = ('if [[ "$DEVICE" == n* ]]; then X=1; elif [ "$DEVICE" = gpu ]; then X=2; fi\n'
+            + launch_line("a.x=$X"))
+    assert [s.label for s in infer_scenarios(parse_script(SourceText(text.encode())))[0]] == [
+        "DEVICE=gpu"]
+
+
 def test_no_device_branches_single_scenario():
     scenarios, var = infer_scenarios(parse_script(SourceText(launch_line("a=1").encode())))
     assert [s.label for s in scenarios] == [""] and var is None

@@ -22,20 +22,24 @@ def _is_device(var: str | None, values: list[str]) -> bool:
                                                                for v in values))
 
 
+def _is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in "*?[")
+
+
 def device_branches(model: ScriptModel) -> tuple[str | None, list[str]]:
     """The device variable and the values its branches test, gpu and npu first."""
     found: dict[str, list[str]] = {}
     for s in model.statements:
         if isinstance(s, Case):
             var = s.subject_variable
-            vals = [p for item in s.items for p in item.literal_patterns
-                    if not any(ch in p for ch in "*?[")]
+            vals = [p for item in s.items for p in item.literal_patterns if not _is_glob(p)]
             if _is_device(var, vals):
                 found.setdefault(var, []).extend(vals)
         elif isinstance(s, If):
             for b in s.branches:
                 c = b.condition
-                if c is not None and c.variable and c.operand and c.operator in ("=", "==", "!="):
+                if c is not None and c.variable and c.operand and c.operator in ("=", "==", "!=") \
+                        and not _is_glob(c.operand):
                     if _is_device(c.variable, [c.operand]):
                         found.setdefault(c.variable, []).append(c.operand)
     for a in model.assignments:
