@@ -218,6 +218,16 @@ def test_glob_operands_are_not_device_values():
         "DEVICE=gpu"]
 
 
+def test_a_probe_that_does_not_print_the_device_name_stays_unknown():
+    # `import torch_npu && echo 1 || echo 0` prints 1 or 0, not npu or gpu
+    text = ('IS_NPU=$(python3 -c "import torch_npu" 2>/dev/null && echo 1 || echo 0)\n'
+            'case "$DEVICE" in gpu) N=8 ;; npu) N=16 ;; esac\n' + launch_line("a.is=$IS_NPU"))
+    runs = runs_of(text)
+    assert [r.scenario.label for r in runs] == ["DEVICE=gpu", "DEVICE=npu"]
+    for run in runs:
+        assert isinstance(run.launches[0].overrides[0].value, Unknown)
+
+
 def test_no_device_branches_single_scenario():
     scenarios, var = infer_scenarios(parse_script(SourceText(launch_line("a=1").encode())))
     assert [s.label for s in scenarios] == [""] and var is None

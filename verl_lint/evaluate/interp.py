@@ -43,6 +43,8 @@ _MAX_STEPS = 20_000
 class BudgetExceeded(Exception):
     """The script would take too long to interpret (hostile nesting of loops or calls)."""
 _IFS = re.compile(r"[ \t\n]+")
+_NPU_WORD = re.compile(r"\bnpu\b")  # not `torch_npu`
+_GPU_WORD = re.compile(r"\bgpu\b")
 
 
 def is_environment(name: str, known_env: frozenset[str]) -> bool:
@@ -774,7 +776,9 @@ class Interpreter:
 
     @staticmethod
     def is_device_probe(body: str) -> bool:
-        return "torch_npu" in body or ("echo npu" in body and "echo gpu" in body)
+        """`$(python3 -c 'import torch_npu' … && echo npu || echo gpu)`: it prints the device
+        name. A probe that prints something else (`… && echo 1 || echo 0`) is not one."""
+        return _NPU_WORD.search(body) is not None and _GPU_WORD.search(body) is not None
 
     def arithmetic(self, p: Piece, st: State, acc: list):
         text = p.body or ""
