@@ -131,7 +131,8 @@ class Interpreter:
         self.device_var = device_var
         self.launches: list[Launch] = []
         self.uses: dict[tuple[int, str], VarUse] = {}
-        self.frames: list[dict[str, Var | None]] = []  # saved outer values of `local`s
+        # per function call: outer values of its `local`s and `N=4 fn` prefixes, restored after
+        self.frames: list[dict[str, Var | None]] = []
         self.first_launch_state: tuple[bool, object] | None = None
         self.span_of = model.span  # bound once: private-attribute access is slow in pydantic
         self.steps = _MAX_STEPS
