@@ -57,19 +57,22 @@ def skip_double(data: bytes, i: int, end: int) -> int:
         elif c == DQ:
             return j + 1
         elif c == DOL or c == BT:
-            j = skip_dollar(data, j, end, True) if c == DOL else skip_backtick(data, j, end)
+            j = skip_dollar(data, j, end, True) if c == DOL else skip_escaped(data, j, end)
         else:
             j += 1
     return end
 
 
-def skip_backtick(data: bytes, i: int, end: int) -> int:
+def skip_escaped(data: bytes, i: int, end: int) -> int:
+    """`i` at an opening `` ` `` or at the `'` of `$'…'` (quotes in which `\\` escapes the next
+    byte); index after the closing one (or `end`)."""
+    q = data[i]
     j = i + 1
     while j < end:
         c = data[j]
         if c == BS:
             j += 2
-        elif c == BT:
+        elif c == q:
             return j + 1
         else:
             j += 1
@@ -92,7 +95,7 @@ def skip_parens(data: bytes, i: int, end: int) -> int:
             j = skip_double(data, j, end)
             continue
         if c == BT:
-            j = skip_backtick(data, j, end)
+            j = skip_escaped(data, j, end)
             continue
         if c == DOL:
             j = skip_dollar(data, j, end, False)
@@ -126,7 +129,7 @@ def skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
             j = skip_double(data, j, end)
             continue
         if c == BT:
-            j = skip_backtick(data, j, end)
+            j = skip_escaped(data, j, end)
             continue
         if c == DOL:
             j = skip_dollar(data, j, end, dq)
@@ -152,7 +155,7 @@ def skip_dollar(data: bytes, i: int, end: int, dq: bool) -> int:
         j = data.find(b"]", i + 2, end)
         return end if j < 0 else j + 1
     if n == SQ and not dq:
-        return _ansi_end(data, i + 1, end)
+        return skip_escaped(data, i + 1, end)
     m = _NAME.match(data, i + 1, end)
     if m:
         return m.end()
@@ -187,20 +190,6 @@ def _arith_end(data: bytes, i: int, end: int) -> int | None:
             depth -= 1
         j += 1
     return None
-
-
-def _ansi_end(data: bytes, i: int, end: int) -> int:
-    """`i` at the `'` of `$'…'`; index after the closing quote."""
-    j = i + 1
-    while j < end:
-        c = data[j]
-        if c == BS:
-            j += 2
-        elif c == SQ:
-            return j + 1
-        else:
-            j += 1
-    return end
 
 
 def _ansi_value(raw: str) -> str:
@@ -379,7 +368,7 @@ class WordLexer:
             if c == DOL:
                 if i + 1 < end and data[i + 1] == SQ and quoted == "none":
                     flush(i)
-                    j = _ansi_end(data, i + 1, end)
+                    j = skip_escaped(data, i + 1, end)
                     raw = _dec(data[i + 2:max(j - 1, i + 2)])
                     out.append(build(Piece,
                         kind="literal", span=self.span_of(i, j), text=_dec(data[i:j]),
@@ -400,7 +389,7 @@ class WordLexer:
                 continue
             if c == BT:
                 flush(i)
-                j = skip_backtick(data, i, end)
+                j = skip_escaped(data, i, end)
                 out.append(build(Piece,
                     kind="command", span=self.span_of(i, j), text=_dec(data[i:j]), quoted=quoted,
                     body=_dec(data[i + 1:max(j - 1, i + 1)])))

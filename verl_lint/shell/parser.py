@@ -14,8 +14,8 @@ from bisect import bisect_right
 from functools import lru_cache
 
 from verl_lint.shell.lexer import (
-    BT, DOL, DQ, LB, LP, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_parens,
-    skip_single,
+    BT, DOL, DQ, LB, LP, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_escaped,
+    skip_parens, skip_single,
 )
 from verl_lint.shell.model import (
     ArrayLiteral, Assignment, BranchRef, Case, CaseItem, Command, Comment, Condition, Function,
@@ -91,7 +91,7 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
         elif c == DOL:
             i = _mask_dollar(data, out, i, end, False)
         elif c == BT:
-            j = _backtick_end(data, i, end)
+            j = skip_escaped(data, i, end)
             if data[i + 1:i + 2] == b"#" and data[j - 1:j] == b"`" and j - 1 > i:
                 out[i:j] = b" " * (j - i)
             i = j
@@ -136,18 +136,6 @@ def _skip_heredoc_body(data: bytes, out: bytearray, i: int, end: int, delim: byt
     return None
 
 
-def _backtick_end(data: bytes, i: int, end: int) -> int:
-    j = i + 1
-    while j < end:
-        if data[j] == ord("\\"):
-            j += 2
-        elif data[j] == BT:
-            return j + 1
-        else:
-            j += 1
-    return end
-
-
 def _mask_double(data: bytes, out: bytearray, i: int, end: int) -> int:
     j = i + 1
     while j < end:
@@ -159,7 +147,7 @@ def _mask_double(data: bytes, out: bytearray, i: int, end: int) -> int:
         elif c == DOL:
             j = _mask_dollar(data, out, j, end, True)
         elif c == BT:
-            j = _backtick_end(data, j, end)
+            j = skip_escaped(data, j, end)
         else:
             j += 1
     return end
