@@ -47,8 +47,12 @@ def skip_single(data: bytes, i: int, end: int) -> int:
     return end if j < 0 else j + 1
 
 
-def skip_double(data: bytes, i: int, end: int) -> int:
-    """`i` at an opening `"`; index after the closing one."""
+def skip_double(data: bytes, i: int, end: int,
+                dollar: Callable[[bytes, int, int, bool], int] | None = None) -> int:
+    """`i` at an opening `"`; index after the closing one. `dollar(data, j, end, True)` steps
+    over a `$…` inside: `skip_dollar` unless given (the parser's `mask` rewrites as it goes)."""
+    if dollar is None:
+        dollar = skip_dollar
     j = i + 1
     while j < end:
         c = data[j]
@@ -57,7 +61,7 @@ def skip_double(data: bytes, i: int, end: int) -> int:
         elif c == DQ:
             return j + 1
         elif c == DOL or c == BT:
-            j = skip_dollar(data, j, end, True) if c == DOL else skip_escaped(data, j, end)
+            j = dollar(data, j, end, True) if c == DOL else skip_escaped(data, j, end)
         else:
             j += 1
     return end

@@ -87,7 +87,7 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
         if c == SQ:
             i = skip_single(data, i, end)
         elif c == DQ:
-            i = _mask_double(data, out, i, end)
+            i = skip_double(data, i, end, lambda d, j, e, dq: _mask_dollar(d, out, j, e, dq))
         elif c == DOL:
             i = _mask_dollar(data, out, i, end, False)
         elif c == BT:
@@ -134,23 +134,6 @@ def _skip_heredoc_body(data: bytes, out: bytearray, i: int, end: int, delim: byt
             return None
         i = nl + 1
     return None
-
-
-def _mask_double(data: bytes, out: bytearray, i: int, end: int) -> int:
-    j = i + 1
-    while j < end:
-        c = data[j]
-        if c == ord("\\"):
-            j += 2
-        elif c == DQ:
-            return j + 1
-        elif c == DOL:
-            j = _mask_dollar(data, out, j, end, True)
-        elif c == BT:
-            j = skip_escaped(data, j, end)
-        else:
-            j += 1
-    return end
 
 
 def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int:
