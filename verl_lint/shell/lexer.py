@@ -83,8 +83,9 @@ def skip_escaped(data: bytes, i: int, end: int) -> int:
     return end
 
 
-def skip_parens(data: bytes, i: int, end: int) -> int:
-    """`i` just after an opening `(`; index after the matching `)` (quote aware)."""
+def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
+    """`i` just after an opening `(`; index after the matching `)` (quote aware). `arith`: the
+    inside of `$((…))`, where `#` starts no comment (`16#ff`) and a backquote is not skipped."""
     depth = 1
     j = i
     while j < end:
@@ -98,13 +99,13 @@ def skip_parens(data: bytes, i: int, end: int) -> int:
         if c == DQ:
             j = skip_double(data, j, end)
             continue
-        if c == BT:
+        if c == BT and not arith:
             j = skip_escaped(data, j, end)
             continue
         if c == DOL:
             j = skip_dollar(data, j, end, False)
             continue
-        if c == ord("#") and (j == i or data[j - 1] in b" \t\n;(|&"):
+        if c == ord("#") and not arith and (j == i or data[j - 1] in b" \t\n;(|&"):
             nl = data.find(b"\n", j, end)
             j = end if nl < 0 else nl
             continue
@@ -170,30 +171,8 @@ def skip_dollar(data: bytes, i: int, end: int, dq: bool) -> int:
 
 def _arith_end(data: bytes, i: int, end: int) -> int | None:
     """After `$((`: index after the closing `))`, or None when it is `$( (…) )`."""
-    depth = 0
-    j = i
-    while j < end:
-        c = data[j]
-        if c == BS:
-            j += 2
-            continue
-        if c == SQ:
-            j = skip_single(data, j, end)
-            continue
-        if c == DQ:
-            j = skip_double(data, j, end)
-            continue
-        if c == DOL:
-            j = skip_dollar(data, j, end, False)
-            continue
-        if c == LP:
-            depth += 1
-        elif c == RP:
-            if depth == 0:
-                return j + 2 if j + 1 < end and data[j + 1] == RP else None
-            depth -= 1
-        j += 1
-    return None
+    j = skip_parens(data, i, end, arith=True)  # after the `)` matching the second `(`
+    return j + 1 if j < end and data[j] == RP else None
 
 
 def _ansi_value(raw: str) -> str:
