@@ -312,10 +312,7 @@ class _Builder:
             elif t == "command_name":
                 words.append([ch.start_byte, ch.end_byte])
             elif ch.is_named or t == "$":
-                if words and words[-1][1] == ch.start_byte:
-                    words[-1][1] = ch.end_byte
-                else:
-                    words.append([ch.start_byte, ch.end_byte])
+                _add_to_words(words, ch)
         if not words:
             out.extend(self._standalone(prefix, ctx))
             return out
@@ -413,10 +410,7 @@ class _Builder:
             if ch.type == "comment":
                 self.comment(ch)
             elif ch.is_named:
-                if elems and elems[-1][1] == ch.start_byte:
-                    elems[-1][1] = ch.end_byte
-                else:
-                    elems.append([ch.start_byte, ch.end_byte])
+                _add_to_words(elems, ch)
         return build(ArrayLiteral,
             span=self.nspan(node), elements=tuple(self.lexer.word(a, b) for a, b in elems))
 
@@ -601,10 +595,7 @@ class _Builder:
                 elif t == "comment":
                     self.comment(ch)
                 elif ch.is_named:
-                    if patterns and patterns[-1][1] == ch.start_byte:
-                        patterns[-1][1] = ch.end_byte
-                    else:
-                        patterns.append([ch.start_byte, ch.end_byte])
+                    _add_to_words(patterns, ch)
             elif t in (";;", ";&", ";;&"):
                 terminator = t
             else:
@@ -700,10 +691,7 @@ class _Builder:
             elif t == "comment":
                 self.comment(ch)
             elif ch.is_named and items is not None:
-                if items and items[-1][1] == ch.start_byte:
-                    items[-1][1] = ch.end_byte
-                else:
-                    items.append([ch.start_byte, ch.end_byte])
+                _add_to_words(items, ch)
         words = None if items is None else tuple(self.lexer.word(a, b) for a, b in items)
         return [build(Loop, kind="loop", loop="select" if kw == "select" else "for",
                                      variable=variable, items=words, body=body, **common)]
@@ -744,8 +732,8 @@ class _Builder:
                 self._test_ranges(ch, ranges)
             elif ch.type == "comment":
                 self.comment(ch)
-            elif ranges and ranges[-1][1] == ch.start_byte and ch.is_named:
-                ranges[-1][1] = ch.end_byte
+            elif ch.is_named:
+                _add_to_words(ranges, ch)
             else:
                 ranges.append([ch.start_byte, ch.end_byte])
 
@@ -753,6 +741,16 @@ class _Builder:
         # keep what can be understood inside an error region (the rest is still linted)
         inner = [c for c in node.children if c.is_named and c.type in _STATEMENT_TYPES]
         return self.stmts(inner, ctx)
+
+
+def _add_to_words(ranges: list[list[int]], node) -> None:
+    """Add `node`'s bytes to the `[start, end]` ranges of words: a node that starts where the
+    last range ends continues that word (tree-sitter-bash splits some words into nodes)."""
+    start = node.start_byte
+    if ranges and ranges[-1][1] == start:
+        ranges[-1][1] = node.end_byte
+    else:
+        ranges.append([start, node.end_byte])
 
 
 _TEST_EXPRESSIONS = frozenset({"binary_expression", "unary_expression",
