@@ -115,10 +115,6 @@ class Word(BaseModel):
             return "".join(p.value for p in self.pieces)
         return None
 
-    @property
-    def is_literal(self) -> bool:
-        return all(p.kind == "literal" for p in self.pieces)
-
     def expansions(self) -> Iterator[Piece]:
         """Every variable / command / arithmetic piece, including those inside defaults."""
         for p in self.pieces:
@@ -444,10 +440,6 @@ class ScriptModel(BaseModel):
 
     def block(self, block_id: int) -> Block:
         return self.blocks[block_id]
-
-    def branch_body(self, ref: BranchRef) -> tuple[Statement, ...]:
-        b = self.blocks[ref.block]
-        return b.items[ref.branch].body if isinstance(b, Case) else b.branches[ref.branch].body
 
     @cached_property
     def _targets(self) -> tuple[list[int], list[Span]]:

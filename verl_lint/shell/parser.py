@@ -14,7 +14,7 @@ from bisect import bisect_right
 from functools import lru_cache
 
 from verl_lint.shell.lexer import (
-    BT, DOL, DQ, LB, LP, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_escaped,
+    BT, DOL, DQ, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_escaped,
     skip_parens, skip_single,
 )
 from verl_lint.shell.model import (
@@ -231,7 +231,6 @@ class _Ctx:
 class _Builder:
     def __init__(self, source: SourceText) -> None:
         self.data = data = source.data
-        self.source = source
         self.span = SpanFactory(source)
         self.lexer = WordLexer(data, self.span)
         self.comments: list[Comment] = []
@@ -299,7 +298,7 @@ class _Builder:
             if prev_end is not None and not words and self._newline_between(prev_end,
                                                                              ch.start_byte):
                 # tree-sitter-bash glues `A=1 B=2⏎C=3 cmd` into one command: split it
-                out.extend(self._standalone(prefix, ctx))
+                out.extend(self._standalone(prefix))
                 prefix = []
                 start = ch.start_byte
             prev_end = ch.end_byte
@@ -314,7 +313,7 @@ class _Builder:
             elif ch.is_named or t == "$":
                 _add_to_words(words, ch)
         if not words:
-            out.extend(self._standalone(prefix, ctx))
+            out.extend(self._standalone(prefix))
             return out
         ws = tuple(self.lexer.word(a, b) for a, b in words)
         name = ws[0].literal
@@ -336,7 +335,7 @@ class _Builder:
             k = gap.find(b"\n", k + 1)
         return False
 
-    def _standalone(self, prefix: list[Assignment], ctx: _Ctx) -> list[Assignment]:
+    def _standalone(self, prefix: list[Assignment]) -> list[Assignment]:
         return [a.model_copy(update={"command_prefix": False}) for a in prefix]
 
     def set_options(self, ws: tuple[Word, ...], common: dict) -> SetOptions:
