@@ -1,7 +1,7 @@
 """Properties of the shell and evaluate stages (hypothesis).
 
 - parsing and evaluating never raise, whatever the input;
-- every span lies inside the document;
+- every span lies inside the document, with the line/column `SourceText` gives its ends;
 - overrides rendered into each script style (inline `\\` chain, role arrays, one line), with any
   quoting bash allows, are extracted back unchanged.
 """
@@ -13,6 +13,7 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
+from test_robustness import assert_spans_valid, spans_in
 from verl_lint.evaluate import Unknown, evaluate_script
 from verl_lint.shell import parse_script
 from verl_lint.shell.model import children
@@ -23,60 +24,19 @@ SHELLISH = st.sampled_from(list("abcxyz_=.$:{}[]()'\"\\`#|&;<>!*?-+~ \t\n") + [
     "python3 -m verl.trainer.main_ppo ", "ARR=(", "\"${ARR[@]}\"", "\"$@\"", "é", "中"])
 
 
-def all_spans(model):
-    def word_spans(w):
-        if w is None:
-            return
-        yield w.span
-        for p in w.pieces:
-            yield p.span
-            yield from word_spans(p.argument)
-
-    for s in model.statements:
-        yield s.span
-        for name in ("words",):
-            for w in getattr(s, name, ()) or ():
-                yield from word_spans(w)
-        if getattr(s, "kind", "") == "assignment":
-            yield s.name_span
-            yield from word_spans(s.value)
-            if s.array is not None:
-                yield s.array.span
-                for w in s.array.elements:
-                    yield from word_spans(w)
-        if getattr(s, "kind", "") == "case":
-            yield from word_spans(s.subject)
-            for item in s.items:
-                yield item.span
-                for w in item.patterns:
-                    yield from word_spans(w)
-    for c in model.comments:
-        yield c.span
-    for e in model.errors:
-        yield e.span
-    for h in model.heredocs:
-        yield h.span
-        yield from word_spans(h.body)
-
-
 def check_document(data: bytes) -> None:
     source = SourceText(data)
     model = parse_script(source)
-    n = len(data)
-    for span in all_spans(model):
-        assert 0 <= span.start <= span.end <= n, span
-        assert (span.line, span.column) == source.position(span.start)
+    assert_spans_valid(source, spans_in(model), "parse")
     for s in model.statements:
         for group in children(s):
             for child in group:
-                assert s.span.start <= child.span.start and child.span.end <= s.span.end + 1
+                assert s.span.start <= child.span.start and child.span.end <= s.span.end
     for run in evaluate_script(model):
+        assert_spans_valid(source, spans_in(run), "evaluate")
         for launch in run.launches:
             for o in launch.overrides:
-                assert 0 <= o.span.start <= o.span.end <= n
                 assert o.span.start <= o.key_span.start <= o.key_span.end <= o.span.end
-        for use in run.var_uses:
-            assert 0 <= use.span.start <= use.span.end <= n
 
 
 @given(st.lists(SHELLISH, max_size=60).map("".join))
