@@ -80,7 +80,6 @@ MEGATRON_KEYS = {
     "actor_rollout_ref.actor.megatron.vanilla_mbridge": "bool",
     "actor_rollout_ref.ref.megatron.use_remove_padding": "bool",
 }
-ROLE_OF = {"data": "DATA", "algorithm": "ALGO", "trainer": "TRAINER"}
 ENTRY_POINTS = [
     "verl.trainer.main_ppo",
     "verl.trainer.main_ppo",
