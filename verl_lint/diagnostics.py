@@ -56,7 +56,8 @@ class Label(BaseModel):
 
 
 class Diagnostic(BaseModel):
-    """One finding. Rules fill code/message/span/labels/help/fix; the engine fills the rest."""
+    """One finding. Rules make it with `Rule.diagnostic` (code, name, url, message, span, labels,
+    help, fix, default severity); the engine fills path, scenarios and configured severity."""
 
     model_config = ConfigDict(defer_build=True)
 

@@ -211,15 +211,9 @@ def _merge(found: list[tuple[Diagnostic, str | None]], labels: list[str]) -> lis
 
 
 def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
-    """Fill what the engine owns: name, url, path, configured severity."""
-    from verl_lint.rules.registry import get_rule
-
+    """Fill what the engine owns: path and configured severity (`Rule.diagnostic` gave the rule
+    name and docs url)."""
     update: dict = {"path": path}
-    if not diag.name or not diag.url:
-        rule = get_rule(diag.code)
-        if rule is not None:
-            update["name"] = diag.name or rule.name
-            update["url"] = diag.url or rule.url()
     severity = settings.severity_for(diag.code, diag.severity)
     if severity != diag.severity:
         update["severity"] = severity

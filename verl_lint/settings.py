@@ -157,13 +157,10 @@ def _resolved(directory: Path) -> Path:
 # ---- rule selectors -------------------------------------------------------------------------
 
 def _registry_size() -> int:
-    # part of the memo keys: rules added at run time (extend-rules) change what `ALL` means;
-    # read the registry's size directly (all_rules() sorts: too slow for once per file)
-    from verl_lint.rules import registry
+    # part of the memo keys: rules added at run time (extend-rules) change what `ALL` means
+    from verl_lint.rules.registry import rule_count
 
-    if not registry._LOADED:
-        registry.all_rules()
-    return len(registry._RULES)
+    return rule_count()
 
 
 @lru_cache(maxsize=256)

@@ -37,6 +37,13 @@ def all_rules() -> list[type[Rule]]:
     return sorted(_RULES.values(), key=lambda r: r.code)
 
 
+def rule_count() -> int:
+    """How many rules are registered (built-in and added at run time); cheap, unlike
+    `all_rules()`, so per-file memo keys can include it."""
+    _load_builtin()
+    return len(_RULES)
+
+
 def get_rule(code_or_name: str) -> type[Rule] | None:
     _load_builtin()
     key = code_or_name.strip()
