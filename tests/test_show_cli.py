@@ -94,3 +94,32 @@ def test_parse_errors_are_listed(tmp_path):
     r = show(str(p), "--format", "json")
     data = json.loads(r.output)
     assert data["parse_errors"] and data["parse_errors"][0]["message"].startswith("syntax error")
+
+
+def test_uses_the_configuration_check_uses(tmp_path):
+    """`show` reads the script's `[tool.verl-lint]` / `.verl-lint.toml` like `check`: its
+    verl-version, device and pinned variables; the command line still wins."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\n# verl==0.6.0\nTP=${TP:-2}\n"
+                      'case "$DEVICE" in\n  gpu) X=1 ;;\n  npu) X=2 ;;\nesac\n'
+                      "python3 -m verl.trainer.main_ppo trainer.nnodes=$TP\n")
+    (tmp_path / ".verl-lint.toml").write_text(
+        'verl-version = "0.8.0"\ndevice = "npu"\nset = {TP = "4"}\n')
+    data = json.loads(show(str(script), "--format", "json", "--effective", "trainer.nnodes").output)
+    [scenario] = data["scenarios"]
+    assert scenario["label"] == "DEVICE=npu"
+    effective = scenario["launches"][0]["effective"]
+    assert effective["verl_version"] == "0.8.0"
+    assert effective["entries"][0]["value"] == 4
+    data = json.loads(show(str(script), "--format", "json", "--effective", "trainer.nnodes",
+                           "--verl-version", "0.7.0", "--device", "gpu").output)
+    assert [s["label"] for s in data["scenarios"]] == ["DEVICE=gpu"]
+    assert data["scenarios"][0]["launches"][0]["effective"]["verl_version"] == "0.7.0"
+
+
+def test_broken_configuration_is_a_clear_error(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\necho\n")
+    (tmp_path / ".verl-lint.toml").write_text("device = [\n")
+    r = show(str(script))
+    assert r.exit_code == 2 and "error:" in r.output and "Traceback" not in r.output

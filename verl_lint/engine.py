@@ -102,7 +102,7 @@ class _Run:
 def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileReport:
     """Lint one script's text. Never raises for bad input (see module docstring)."""
     from verl_lint.shell import parse_script
-    from verl_lint.verl.release import choose_version, load_release
+    from verl_lint.verl.release import load_release
 
     load_extend_rules(settings.extend_rules)
     enabled = settings.enabled_codes(path)
@@ -114,10 +114,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     if model is None:
         report.error = "; ".join(run.errors)
         return report
-    version = run.stage("choosing the verl version", choose_version,
-                        cli=settings.verl_version if settings.verl_version_from_cli else None,
-                        config=None if settings.verl_version_from_cli else settings.verl_version,
-                        script_text=source.text)
+    version = run.stage("choosing the verl version", settings.choose_verl_version, source.text)
     report.version = version
 
     # (diagnostic, labels of the scenarios where it holds); script-scope findings hold everywhere

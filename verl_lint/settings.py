@@ -16,11 +16,14 @@ import os
 import sys
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from verl_lint.diagnostics import Severity
+
+if TYPE_CHECKING:
+    from verl_lint.verl.release import VersionChoice
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,6 +90,16 @@ class Settings(BaseModel):
     def base_dir(self) -> Path:
         """Relative patterns (`exclude`, `per-file-ignores`) are relative to this directory."""
         return Path(self.config_file).parent if self.config_file else Path.cwd()
+
+    def choose_verl_version(self, script_text: str) -> "VersionChoice":
+        """The verl release for a script under these settings, with where the choice came from
+        (`--verl-version` or the config file's `verl-version`): check, show and the server all
+        choose through here."""
+        from verl_lint.verl.release import choose_version
+
+        if self.verl_version_from_cli:
+            return choose_version(cli=self.verl_version, script_text=script_text)
+        return choose_version(config=self.verl_version, script_text=script_text)
 
     def enabled_codes(self, path: str | None = None) -> frozenset[str]:
         """Codes of the rules enabled for `path` (per-file-ignores applied)."""

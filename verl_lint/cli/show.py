@@ -3,7 +3,8 @@
 For each scenario (device branch, or what --device/--set pin), each verl launch with its Hydra
 overrides as they reach verl: key, value after shell expansion (or why it is unknown), and the
 script line. `--effective KEY` adds the value verl ends up with, and where it comes from.
-This is the way to debug every later stage: a rule can only be as right as this view.
+This is the way to debug every later stage: a rule can only be as right as this view. It runs
+under the settings `check` uses for the script (config file, then the command line).
 """
 
 from __future__ import annotations
@@ -61,16 +62,14 @@ def load(path: str):
     return source, parse_script(source)
 
 
-def effective_entries(launch: Launch, patterns: Sequence[str], version: str | None,
-                      script_text: str) -> dict[str, Any]:
+def effective_entries(launch: Launch, patterns: Sequence[str], version: str) -> dict[str, Any]:
     """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`."""
     from verl_lint.verl.analysis import analyze_launch
-    from verl_lint.verl.release import choose_version, load_release
+    from verl_lint.verl.release import load_release
 
-    choice = choose_version(cli=version, script_text=script_text)
-    release = load_release(choice.version)
+    release = load_release(version)
     analysis = analyze_launch(release, launch)
-    out: dict[str, Any] = {"version": choice.version, "entries": [], "unresolved": None}
+    out: dict[str, Any] = {"version": version, "entries": [], "unresolved": None}
     config = analysis.config
     if config is None:
         out["unresolved"] = analysis.unresolved or "the launch's config cannot be resolved"
@@ -181,17 +180,22 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
              effective: Sequence[str], verl_version: str | None) -> int:
     from verl_lint.cli.check import UsageError, parse_pins
     from verl_lint.evaluate import evaluate_script
+    from verl_lint.settings import SettingsError, SettingsResolver
 
     try:
-        pins = parse_pins(set_)  # `--set` means what it means for `check`
+        # the settings `check` would use for this script: its config file plus these options
+        cli = {"device": device, "pins": parse_pins(set_), "verl_version": verl_version}
+        settings = SettingsResolver(cli)(Path(script))
         source, model = load(script)
-    except (ShowError, UsageError) as exc:
+    except (ShowError, UsageError, SettingsError) as exc:
         click.echo(f"verl-lint show: error: {exc}", err=True)
         return 2
-    runs = evaluate_script(model, device=device, pins=pins)
+    runs = evaluate_script(model, device=settings.device, pins=dict(settings.pins) or None,
+                           known_env=frozenset(settings.known_env))
     eff = None
     if effective:
-        eff = {(si, li): effective_entries(launch, effective, verl_version, source.text)
+        version = settings.choose_verl_version(source.text).version
+        eff = {(si, li): effective_entries(launch, effective, version)
                for si, run in enumerate(runs) for li, launch in enumerate(run.launches)}
     if fmt == "json":
         click.echo(json.dumps(to_json(script, model, runs, eff), indent=2, ensure_ascii=False))
@@ -202,7 +206,8 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
 
 @click.command("show")
 @click.argument("script", type=click.Path())
-@click.option("--device", help="Show only this device scenario (gpu, npu, …).")
+@click.option("--device", help="Show only this device scenario (gpu, npu, …); default: the "
+              "config file's `device`.")
 @click.option("--set", "set_", multiple=True, metavar="VAR=VALUE",
               help="Pin a shell variable (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",

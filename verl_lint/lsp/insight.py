@@ -66,9 +66,7 @@ class Insight:
     def version(self) -> str:
         if self._version:
             return self._version
-        from verl_lint.verl.release import choose_version
-
-        return choose_version(cli=self.settings.verl_version, script_text=self.source.text).version
+        return self.settings.choose_verl_version(self.source.text).version
 
     @cached_property
     def release(self):
