@@ -6,7 +6,6 @@ rules that exist; `test_fixes_engine.py` runs the same machinery over the real e
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 from dataclasses import dataclass

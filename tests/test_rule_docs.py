@@ -4,7 +4,6 @@ five sections in order, its Example fires it and its Use instead does not."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from test_rule_fixtures import lint_text

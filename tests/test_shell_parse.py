@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from verl_lint.shell import (
-    Assignment, Case, Command, Function, If, Loop, Pipeline, SetOptions, Unset, parse_script,
+    Assignment, Case, Function, If, Loop, Pipeline, SetOptions, Unset, parse_script,
 )
 from verl_lint.source import SourceText
 
