@@ -394,6 +394,11 @@ class ScriptModel(BaseModel):
 
     # ---- flat views (source order) -------------------------------------------------------
     @cached_property
+    def words(self) -> tuple[Word, ...]:
+        """Every word of every statement (`words_of`), in statement order; rules walk it often."""
+        return tuple(w for s in self.statements for w in words_of(s))
+
+    @cached_property
     def statements(self) -> tuple[Statement, ...]:
         """Every statement, nested ones included, in source order (pipelines and their parts)."""
         out: list = []
@@ -463,6 +468,35 @@ class ScriptModel(BaseModel):
         starts, spans = self._targets
         i = bisect_left(starts, offset)
         return spans[i] if i < len(spans) else None
+
+
+def words_of(s) -> Iterator[Word]:
+    """The words a statement itself holds (not those of nested statements)."""
+    if isinstance(s, Assignment):
+        if s.index is not None:
+            yield s.index
+        if s.value is not None:
+            yield s.value
+        if s.array is not None:
+            yield from s.array.elements
+    elif isinstance(s, Command):
+        for a in s.prefix:
+            yield from words_of(a)
+        yield from s.words
+        for r in s.redirects:
+            if r.target is not None:
+                yield r.target
+        for h in s.heredocs:
+            if h.body is not None and not h.quoted:
+                yield h.body
+    elif isinstance(s, (Unset, SetOptions)):
+        yield from s.words
+    elif isinstance(s, Case):
+        yield s.subject
+        for item in s.items:
+            yield from item.patterns
+    elif isinstance(s, Loop) and s.items is not None:
+        yield from s.items
 
 
 def children(s) -> list[tuple]:

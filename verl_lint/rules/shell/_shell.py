@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 from verl_lint.evaluate.scenarios import DEVICE_WORDS
 from verl_lint.shell.model import (
-    Assignment, Case, Command, If, Loop, Pipeline, ScriptModel, SetOptions, Unset, Word,
+    Assignment, Case, Command, If, Pipeline, ScriptModel, Word,
 )
 from verl_lint.source import SourceText
 
@@ -89,38 +88,8 @@ def exits(body) -> bool:
     return False
 
 
-def words_of(s) -> Iterator[Word]:
-    """The words a statement itself holds (not those of nested statements)."""
-    if isinstance(s, Assignment):
-        if s.index is not None:
-            yield s.index
-        if s.value is not None:
-            yield s.value
-        if s.array is not None:
-            yield from s.array.elements
-    elif isinstance(s, Command):
-        for a in s.prefix:
-            yield from words_of(a)
-        yield from s.words
-        for r in s.redirects:
-            if r.target is not None:
-                yield r.target
-        for h in s.heredocs:
-            if h.body is not None and not h.quoted:
-                yield h.body
-    elif isinstance(s, (Unset, SetOptions)):
-        yield from s.words
-    elif isinstance(s, Case):
-        yield s.subject
-        for item in s.items:
-            yield from item.patterns
-    elif isinstance(s, Loop) and s.items is not None:
-        yield from s.items
-
-
-def all_words(model: ScriptModel) -> Iterator[Word]:
-    for s in model.statements:
-        yield from words_of(s)
+def all_words(model: ScriptModel) -> tuple[Word, ...]:
+    return model.words
 
 
 def line_start(source: SourceText, offset: int) -> int:

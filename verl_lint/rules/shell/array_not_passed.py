@@ -7,8 +7,8 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.rules.shell._shell import looks_like_override, words_of
-from verl_lint.shell.model import Assignment, Loop, ScriptModel
+from verl_lint.rules.shell._shell import looks_like_override
+from verl_lint.shell.model import Assignment, Loop, ScriptModel, words_of
 from verl_lint.source import Span
 
 
