@@ -977,7 +977,8 @@ def _item_label(s: Case, item) -> str:
     pats = "|".join(p.text for p in item.patterns)
     var = s.subject_variable
     where = f" of `case ${var}`" if var else ""
-    return f"the `{pats}` branch{where} (line {item.span.line})"
+    # the line is the branch's, so it goes next to it: "`case $DEVICE` (line 8)" means the case
+    return f"the `{pats}` branch (line {item.span.line}){where}"
 
 
 def _short(text: str, n: int = 40) -> str:
