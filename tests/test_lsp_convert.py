@@ -66,3 +66,8 @@ def test_overlaps_counts_touching_ranges():
 def test_negotiated_encoding_enum_is_understood():
     pos = Positions(SourceText(TEXT.encode()), types.PositionEncodingKind.Utf8)
     assert pos.encoding == "utf-8"
+
+
+def test_offset_of_a_position_before_the_document_is_its_start():
+    # a negative line used to index line_starts[-1]: the start of the last line
+    assert SourceText(TEXT.encode()).offset_of_utf16(-1, 3) == 0

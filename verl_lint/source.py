@@ -77,9 +77,11 @@ class SourceText:
 
     def offset_of_utf16(self, line0: int, col16: int) -> int:
         """Byte offset of a 0-based (line, UTF-16 column) position, clamped into the document."""
+        if line0 < 0:
+            return 0
         if line0 >= len(self.line_starts):
             return len(self.data)
-        raw = self.line_bytes(max(line0, 0)).decode("utf-8", errors="replace")
+        raw = self.line_bytes(line0).decode("utf-8", errors="replace")
         units = 0
         for i, ch in enumerate(raw):
             if units >= col16 or ch in "\r\n":
