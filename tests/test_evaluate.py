@@ -538,3 +538,29 @@ def test_visible_devices_only_from_the_scenarios_own_variable():
     assert (gpu.visible_devices, gpu.visible_devices_from) == ("0,1", "CUDA_VISIBLE_DEVICES")
     # a CUDA list does not restrict NPUs: the NPU scenario sees no list at all
     assert (npu.visible_devices, npu.visible_devices_from) == (None, None)
+
+
+@pytest.mark.parametrize("test, mode, expected", [
+    ('[ "${MODE:-fast}" = fast ]', "MODE=\n", "1"),      # empty → the default → taken
+    ('[ "${MODE:-fast}" = fast ]', "MODE=slow\n", "2"),
+    ('[ "${MODE-fast}" = fast ]', "MODE=\n", "2"),       # `-`: set but empty stays empty
+    ('[ -n "${MODE:-x}" ]', "MODE=\n", "1"),
+])
+def test_if_test_on_a_variable_with_a_default_compares_the_expanded_value(test, mode, expected):
+    """bash compares the word's value: a `${X:-d}` default takes part (it used to look up
+    bare X, so `MODE=` took the else branch where bash takes the then branch)."""
+    text = (f"#!/bin/bash\n{mode}if {test}; then\n  a=1\nelse\n  a=2\nfi\n"
+            + launch_line("trainer.nnodes=$a"))
+    assert values(text)["trainer.nnodes"] == expected
+    # bash agrees
+    import subprocess
+    script = f"{mode}if {test}; then a=1; else a=2; fi; echo $a"
+    assert subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout.strip() \
+        == expected
+
+
+def test_if_test_on_an_unassigned_variable_stays_undecided():
+    # `[ -n "${X:-}" ]` asks about the environment: both branches may run
+    text = ('#!/bin/bash\nif [ "${MODE:-fast}" = fast ]; then\n  a=1\nelse\n  a=2\nfi\n'
+            + launch_line("trainer.nnodes=$a"))
+    assert isinstance(values(text)["trainer.nnodes"], Unknown)

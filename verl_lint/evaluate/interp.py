@@ -318,7 +318,12 @@ class Interpreter:
             return True
         if cond.variable is None:
             return None
-        v = self.lookup_value(cond.variable, st)
+        if cond.variable in st.vars and cond.subject is not None \
+                and any(p.operator for p in cond.subject.variables()):
+            # `[ "${MODE:-fast}" = fast ]` after `MODE=`: the default is part of the value
+            v = parts_value(self.expand_scalar(cond.subject, st))
+        else:  # not assigned here: undecided, the test may be asking about the environment
+            v = self.lookup_value(cond.variable, st)
         if not isinstance(v, str):
             return None
         if cond.operator == "-z":

@@ -293,7 +293,8 @@ class Case(_Node):
 class Condition(BaseModel):
     """A test: `[ "$DEVICE" = npu ]`, `[[ $X == a ]]`, or any command list (`grep -q …`).
 
-    `variable`/`operator`/`operand` are filled for simple string comparisons; `negated` for `!=`.
+    `variable`/`operator`/`operand` are filled for simple string comparisons, and `subject` is
+    the word that names the variable (`"${MODE:-fast}"`: its default is part of the value).
     """
 
     model_config = _CFG
@@ -304,6 +305,7 @@ class Condition(BaseModel):
     variable: str | None = None
     operator: str | None = None  # "=", "==", "!=", "-z", "-n"
     operand: str | None = None  # the literal compared against
+    subject: Word | None = None
 
 
 class IfBranch(BaseModel):

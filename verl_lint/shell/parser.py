@@ -643,17 +643,20 @@ class _Builder:
             return build(Condition, span=self.span(0, 0), text="")
         start, end = named[0].start_byte, named[-1].end_byte
         stmts = tuple(self.stmts(nodes, ctx))
-        variable = operator = operand = None
+        test = None
         if len(named) == 1 and named[0].type == "test_command":
-            variable, operator, operand = self.test(named[0])
+            test = self.test(named[0])
+        variable, operator, operand, subject = test or (None, None, None, None)
         return build(Condition, span=self.span(start, end),
                                          text=_dec(self.data[start:end]), statements=stmts,
-                                         variable=variable, operator=operator, operand=operand)
+                                         variable=variable, operator=operator, operand=operand,
+                                         subject=subject)
 
-    def test(self, node) -> tuple[str | None, str | None, str | None]:
+    def test(self, node) -> tuple[str, str, str | None, Word] | None:
+        """(variable, operator, literal operand, the variable's word) of a simple test."""
         expr = [c for c in node.children if c.is_named]
         if len(expr) != 1:
-            return None, None, None
+            return None
         e = expr[0]
         parts = e.children
         if e.type == "binary_expression" and len(parts) == 3:
@@ -661,17 +664,18 @@ class _Builder:
             right = self.lexer.word(parts[2].start_byte, parts[2].end_byte)
             op = self.text(parts[1])
             if op not in ("=", "==", "!="):
-                return None, None, None
+                return None
             for a, b in ((left, right), (right, left)):
                 var = _single_variable(a)
                 if var is not None and b.literal is not None:
-                    return var, op, b.literal
+                    return var, op, b.literal, a
         if e.type == "unary_expression" and len(parts) == 2:
             op = self.text(parts[0])
-            var = _single_variable(self.lexer.word(parts[1].start_byte, parts[1].end_byte))
+            word = self.lexer.word(parts[1].start_byte, parts[1].end_byte)
+            var = _single_variable(word)
             if var is not None and op in ("-z", "-n"):
-                return var, op, None
-        return None, None, None
+                return var, op, None, word
+        return None
 
     def s_for_statement(self, node, ctx: _Ctx, bg: bool) -> list:
         common = self.common(node, ctx, bg)
