@@ -201,13 +201,25 @@ def test_scenarios_pinned_by_device_and_set():
 
 
 def test_scenarios_from_if_branches_and_probe_only():
+    # the else branch is the gpu run: it is linted too, not only the branch the test names
     text = 'if [ "$DEVICE" = npu ]; then X=16; else X=8; fi\n' + launch_line("a.n=$X")
     runs = runs_of(text)
-    assert [r.scenario.label for r in runs] == ["DEVICE=npu"]
+    assert [r.scenario.label for r in runs] == ["DEVICE=gpu", "DEVICE=npu"]
+    assert [overrides(r) for r in runs] == [["a.n=8"], ["a.n=16"]]
     text = ("DEVICE=${DEVICE:-$(python3 -c 'import torch_npu' 2>/dev/null && echo npu || "
             "echo gpu)}\n" + launch_line("trainer.device=$DEVICE"))
     gpu, npu = runs_of(text)
     assert overrides(gpu) == ["trainer.device=gpu"] and overrides(npu) == ["trainer.device=npu"]
+
+
+@pytest.mark.parametrize("script, labels", [
+    ('case "${DEVICE:-gpu}" in\n  npu) X=16 ;;\n  *) X=8 ;;\nesac\n', ["gpu", "npu"]),
+    ('DEVICE=${DEVICE:-cpu}\ncase "$DEVICE" in\n  npu) X=16 ;;\n  *) X=8 ;;\nesac\n', ["npu", "cpu"]),
+    ('if [ "$DEVICE" = gpu ]; then X=8; fi\n', ["gpu"]),  # the other device could be anything
+])
+def test_the_untested_way_through_a_device_block_is_a_scenario(script, labels):
+    runs = runs_of(script + launch_line("a.n=$X"))
+    assert [r.scenario.label for r in runs] == [f"DEVICE={v}" for v in labels]
 
 
 def test_glob_operands_are_not_device_values():

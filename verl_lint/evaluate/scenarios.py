@@ -50,8 +50,30 @@ def device_branches(model: ScriptModel) -> tuple[str | None, list[str]]:
         return None, []
     var = "DEVICE" if "DEVICE" in found else next(iter(found))
     vals = list(dict.fromkeys(found[var]))
+    # the way through that no test names (`*)`, the `if` without else) runs too: with the
+    # script's own default (`${DEVICE:-gpu}`), else, when only npu is tested, with gpu (verl's
+    # default device; the other way round the untested device could be anything)
+    default = _default_of(model, var)
+    if default is not None:
+        vals.append(default)
+    elif "npu" in vals and "gpu" not in vals:
+        vals.append("gpu")
+    vals = list(dict.fromkeys(vals))
     vals.sort(key=lambda v: (v != "gpu", v != "npu"))  # stable: gpu, npu, then in order
     return var, vals
+
+
+def _default_of(model: ScriptModel, var: str) -> str | None:
+    """The literal default the script gives `var`: `${DEVICE:-gpu}` in a `case` subject or in
+    `DEVICE=${DEVICE:-gpu}`."""
+    words = [s.subject for s in model.statements if isinstance(s, Case)]
+    words += [a.value for a in model.assignments if a.name == var and a.value is not None]
+    for w in words:
+        for p in w.pieces:
+            if p.kind == "variable" and p.name == var and p.operator in (":-", "-") \
+                    and p.argument is not None and p.argument.literal:
+                return p.argument.literal
+    return None
 
 
 def _hardcoded(model: ScriptModel, var: str) -> str | None:
