@@ -189,6 +189,7 @@ LAUNCHES = [
     ["~trainer.nnodes", "trainer.nnodes=2"],
     ["~trainer.does_not_exist"],
     ["+trainer.nnodes=3"],
+    ["trainer.logger.wandb=1"],
 ]
 
 

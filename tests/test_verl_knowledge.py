@@ -191,6 +191,15 @@ def test_plus_under_dataclass_non_field_is_vl201_from_verl():
     assert not analyze(["+actor_rollout_ref.rollout.engine_kwargs.vllm.anything=1"]).problems
 
 
+def test_key_below_a_list_is_a_type_problem_not_a_crash():
+    """`trainer.logger` is a list: Hydra refuses a non-int index below it (every prefix)."""
+    for word in ("trainer.logger.wandb=1", "+trainer.logger.wandb=1", "++trainer.logger.wandb=1",
+                 "~trainer.logger.wandb"):
+        (p,) = analyze([word]).problems
+        assert (p.code, p.key) == ("VL206", "trainer.logger.wandb"), word
+        assert "index 'wandb' is not an int" in p.message
+
+
 def test_unknown_values_never_guess():
     a = analyze(["+trainer.nnodes=x", "trainer.n_gpus_per_node=x"],
                 unknown={"nnodes": "$N", "trainer.nnodes": "$N", "trainer.n_gpus_per_node": "$G"})

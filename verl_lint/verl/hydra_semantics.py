@@ -129,12 +129,15 @@ def is_container(v: Any) -> bool:
     return isinstance(v, (dict, list))
 
 
+_INDEX = re.compile(r"[+-]?\d+")
+
+
 def child(node: Any, k: str) -> Any:
     """OmegaConf's `_select_one`: the child or ABSENT; a non-int index into a list is a TypeError."""
     if isinstance(node, dict):
         return node.get(k, ABSENT)
     if isinstance(node, list):
-        if not re.fullmatch(r"[+-]?\d+", k):
+        if not _INDEX.fullmatch(k):
             raise HydraReject("type", f"index '{k}' is not an int")
         i = int(k)
         return node[i] if 0 <= i < len(node) else ABSENT
@@ -182,13 +185,13 @@ def absolute(base: tuple[str, ...], ref: str) -> tuple[str, ...]:
 
 
 def lookup(root: Any, path: tuple[str, ...]) -> Any:
-    """Plain lookup without interpolation (ABSENT when not there)."""
+    """Plain lookup without interpolation (ABSENT when not there, a non-int index included)."""
     node = root
     for k in path:
         # dicts first, inline: rules and the analysis look up tens of thousands of keys
         if isinstance(node, dict):
             node = node.get(k, ABSENT)
-        elif isinstance(node, list):
+        elif isinstance(node, list) and _INDEX.fullmatch(k):
             node = child(node, k)
         else:
             return ABSENT
@@ -433,7 +436,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct", parts[:i + 2])
         node = nxt
     last = parts[-1]
-    if isinstance(node, list) and not re.fullmatch(r"[+-]?\d+", last):
+    if isinstance(node, list) and not _INDEX.fullmatch(last):
         raise HydraReject("type", f"index '{last}' is not an int", parts)
     cur = child(node, last)
     if isinstance(value, (dict, list)) and is_container(cur):
