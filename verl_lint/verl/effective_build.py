@@ -44,20 +44,24 @@ def build_effective(version: str, config_name: str, root: dict,
 
 
 class _Entries(Mapping):
-    """dotted key → Resolved over the leaves of the tree, seen through inherited nodes."""
+    """dotted key → Resolved over the leaves of the tree, seen through inherited nodes.
+
+    A dict, or a `${…}` interpolation whose target is a dict, is entered (`_opens`); everything
+    else (empty dicts included) is a leaf, an entry. `_walk` lists the entries below a node,
+    `_descend` follows one key without listing anything."""
 
     def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]]) -> None:
         self.root = root
         self.origins = origins
-        self._flat: dict[str, tuple[Path, Path]] | None = None  # key → (path, where raw lives)
+        self._flat: dict[str, tuple[Path, Path, Any]] | None = None  # key → (path, loc, raw)
         self._done: dict[str, Resolved] = {}
         self._script_origins: dict[int, Origin] = {}  # one Origin per override
 
     @property
-    def flat(self) -> dict[str, tuple[Path, Path]]:
+    def flat(self) -> dict[str, tuple[Path, Path, Any]]:
         if self._flat is None:
             self._flat = {}
-            self._walk(self.root, (), (), 0)
+            self._walk(self.root, (), (), 0, self._flat)
         return self._flat
 
     def keys_with_prefix(self, prefix: str) -> Iterator[str]:
@@ -65,43 +69,54 @@ class _Entries(Mapping):
         if not prefix or self._flat is not None:
             return (k for k in self.flat if k.startswith(prefix))
         parts = tuple(prefix.split("."))[:-1]
-        node: Any = self.root
-        loc: Path | None = ()
-        for k in parts:
-            if hs.is_interp(node) and loc is not None:
-                try:
-                    target = hs.interpolation_target(self.root, loc, node)
-                except (hs.Unresolvable, hs.HydraReject):
-                    return iter(())
-                node, loc = target.value, target.path
-            if not isinstance(node, dict) or k not in node:
-                return iter(())
-            node = node[k]
-            loc = loc + (k,) if loc is not None else None
-        out: dict[str, tuple[Path, Path]] = {}
-        self._walk(node, parts, loc if loc is not None else (), 0, out)
+        hit = self._descend(parts)
+        if hit is None:
+            return iter(())
+        out: dict[str, tuple[Path, Path, Any]] = {}
+        self._walk(hit[0], parts, hit[1], 0, out)
         return (k for k in out if k.startswith(prefix))
 
-    def _walk(self, node: Any, path: Path, loc: Path, depth: int,
-              out: dict[str, tuple[Path, Path]] | None = None) -> None:
-        if out is None:
-            out = self._flat
-        if isinstance(node, dict) and node:
-            for k, v in node.items():
-                self._walk(v, path + (k,), loc + (k,), depth, out)
-            return
-        if hs.is_interp(node) and depth < 8:
+    def _opens(self, node: Any, loc: Path) -> tuple[dict, Path] | None:
+        """(the dict `node` at `loc` is entered as, where that dict lives), or None for a leaf."""
+        if isinstance(node, dict):
+            return (node, loc) if node else None
+        if hs.is_interp(node):
             try:
                 target = hs.interpolation_target(self.root, loc, node)
             except (hs.Unresolvable, hs.HydraReject):
-                target = None
-            if target is not None and isinstance(target.value, dict) and target.value:
-                base = target.path  # None: the oc.select default ({…}) is used
-                for k, v in target.value.items():
-                    self._walk(v, path + (k,), (base + (k,)) if base is not None else (),
-                               depth + 1, out)
-                return
-        out[".".join(path)] = (path, loc)
+                return None
+            if isinstance(target.value, dict) and target.value and target.path is not None:
+                return target.value, target.path
+        return None
+
+    def _walk(self, node: Any, path: Path, loc: Path, depth: int,
+              out: dict[str, tuple[Path, Path, Any]]) -> None:
+        inner = self._opens(node, loc) if depth < 8 or isinstance(node, dict) else None
+        if inner is None:
+            out[".".join(path)] = (path, loc, node)
+            return
+        d, base = inner
+        if d is not node:  # entered through an interpolation (a loop of them stops at 8)
+            depth += 1
+        for k, v in d.items():
+            self._walk(v, path + (k,), base + (k,), depth, out)
+
+    def _descend(self, parts: Path) -> tuple[Any, Path] | None:
+        """(the node at `parts`, where it lives), through inherited dicts; None when absent."""
+        node: Any = self.root
+        loc: Path = ()
+        for k in parts:
+            if type(node) is dict:  # the common step, inline: rules look up ~100 keys a launch
+                node = node.get(k, _UNSEEN)
+                if node is _UNSEEN:
+                    return None
+                loc = loc + (k,)
+                continue
+            inner = self._opens(node, loc)
+            if inner is None or k not in inner[0]:
+                return None
+            node, loc = inner[0][k], inner[1] + (k,)
+        return node, loc
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.flat)
@@ -128,44 +143,13 @@ class _Entries(Mapping):
             hit = self._done[key] = self._resolve(key, *where)
         return hit
 
-    def _locate(self, key: str) -> tuple[Path, Path] | None:
-        """(path, where its raw value lives) for a leaf key, without flattening everything.
-
-        Mirrors `_walk`: containers reached through a `${…}` interpolation are entered at
-        their target; only leaves (and empty dicts) are entries."""
+    def _locate(self, key: str) -> tuple[Path, Path, Any] | None:
+        """(path, where its raw value lives, the raw value) for a leaf key, without flattening."""
         path = tuple(key.split("."))
-        node: Any = self.root
-        loc: Path | None = ()
-        for k in path:
-            if type(node) is dict:  # the common step, inline: rules look up ~100 keys a launch
-                node = node.get(k, _UNSEEN)
-                if node is _UNSEEN:
-                    return None
-                if loc is not None:
-                    loc = loc + (k,)
-                continue
-            if hs.is_interp(node) and loc is not None:
-                try:
-                    target = hs.interpolation_target(self.root, loc, node)
-                except (hs.Unresolvable, hs.HydraReject):
-                    return None
-                if not isinstance(target.value, dict) or not target.value:
-                    return None
-                node, loc = target.value, target.path
-            if not isinstance(node, dict) or k not in node:
-                return None
-            node = node[k]
-            loc = loc + (k,) if loc is not None else None
-        if isinstance(node, dict) and node:
+        hit = self._descend(path)
+        if hit is None or self._opens(*hit) is not None:
             return None
-        if hs.is_interp(node) and loc is not None:
-            try:
-                target = hs.interpolation_target(self.root, loc, node)
-            except (hs.Unresolvable, hs.HydraReject):
-                target = None
-            if target is not None and isinstance(target.value, dict) and target.value:
-                return None
-        return path, (loc if loc is not None else ())
+        return path, hit[1], hit[0]
 
     def origin_of(self, path: Path) -> Origin:
         best = None
@@ -180,12 +164,8 @@ class _Entries(Mapping):
             origin = self._script_origins[best[0]] = _origin("script", span=best[1].span)
         return origin
 
-    def _resolve(self, key: str, path: Path, loc: Path) -> Resolved:
+    def _resolve(self, key: str, path: Path, loc: Path, raw: Any) -> Resolved:
         own = self.origin_of(path)
-        if not loc:  # under an oc.select default: verl's default
-            return _resolved(key=key, value=self._raw_default(path), origin=_DEFAULT)
-        raw = hs.lookup(self.root, loc)
-        inherited = loc != path
         if hs.is_interp(raw):
             try:
                 value, source = hs.resolve_string(self.root, loc, raw)
@@ -196,23 +176,8 @@ class _Entries(Mapping):
                 return _resolved(key=key, value=value, origin=own)
             return _resolved(key=key, value=value,
                             origin=_origin("inherited", from_key=".".join(source)),
-                            inherited_origin=self._final_origin(source))
-        if inherited and own.kind != "script":
+                            inherited_origin=self.origin_of(source))
+        if loc != path and own.kind != "script":
             return _resolved(key=key, value=raw, origin=_origin("inherited", from_key=".".join(loc)),
-                            inherited_origin=self._final_origin(loc))
+                            inherited_origin=self.origin_of(loc))
         return _resolved(key=key, value=raw, origin=own)
-
-    def _final_origin(self, path: Path) -> Origin:
-        return self.origin_of(path)
-
-    def _raw_default(self, path: Path) -> Any:
-        """A leaf under an oc.select default dict: walk the default literal."""
-        for i in range(len(path) - 1, 0, -1):
-            node = hs.lookup(self.root, path[:i])
-            if hs.is_interp(node):
-                try:
-                    target = hs.interpolation_target(self.root, path[:i], node)
-                except (hs.Unresolvable, hs.HydraReject):
-                    return Unknown(reason="cannot resolve")
-                return hs.lookup(target.value, path[i:])
-        return Unknown(reason="cannot resolve")
