@@ -170,6 +170,9 @@ class _Analyzer:
         self.release, self.entry, self.module, self.name, self.launch = release, entry, module, name, launch
         self.problems: list[OverrideProblem] = []
         self.applied: list[AppliedOverride] = []
+        self.base: dict = {}  # the composed tree the value overrides start from (shared: read only)
+        self._group_texts: list[str] = []  # the group overrides that compose it
+        self._unresolved: str | None = None  # why it cannot be composed
 
     def problem(self, kind: ProblemKind, ov: Override, key: str, message: str, *,
                 span: Span | None = None, **extra: Any) -> None:
@@ -197,7 +200,10 @@ class _Analyzer:
                 values.append((ov, parsed))
         base = self._compose_groups(groups)
         if base is None:
-            return self._result(None, unresolved=self._unresolved)
+            return LaunchAnalysis(config_name=self.name, unresolved=self._unresolved,
+                                  problems=self.problems, entry=self.module,
+                                  group_overrides=self._group_texts)
+        self.base = base
         state = hs.Tree(base)
         origins: dict[tuple[str, ...], tuple[int, Override]] = {}
         for seq, (ov, parsed) in enumerate(values):
@@ -213,16 +219,6 @@ class _Analyzer:
             config=config, config_name=self.name, unresolved=None, problems=self.problems,
             entry=self.module, group_overrides=list(self._group_texts), applied=self.applied,
             base=base, missing=missing)
-
-    _unresolved: str | None = None
-
-    def _result(self, config: EffectiveConfig | None, unresolved: str | None = None,
-                base: dict | None = None) -> LaunchAnalysis:
-        return LaunchAnalysis(config=config, config_name=self.name, unresolved=unresolved,
-                              problems=self.problems, entry=self.module,
-                              group_overrides=self._group_texts, applied=self.applied, base=base)
-
-    _group_texts: list[str] = []
 
     def _parse(self, ov: Override) -> hs.Parsed | None:
         word = _word(ov)
@@ -462,7 +458,7 @@ class _Analyzer:
         if entry.get("note"):
             msg += f"; {entry['note']}"
         certain = bool(new) and "value_map" not in entry and \
-            hs.lookup(self._base_root, tuple(new.split("."))) is not hs.ABSENT
+            hs.lookup(self.base, tuple(new.split("."))) is not hs.ABSENT
         self.problem("renamed", ov, p.key, msg, since=since, new_key=new,
                      hydra_message=f"Could not override '{p.key}'.",
                      fix=_rename_fix(ov, new, "safe" if certain else "unsafe") if new else None)
@@ -472,7 +468,7 @@ class _Analyzer:
         """The training engine of the role a key belongs to (renames can be engine-scoped)."""
         role = "critic" if key.startswith("critic.") else "actor_rollout_ref.actor"
         try:
-            value, _ = hs.follow(self._base_root, tuple(f"{role}.strategy".split(".")))
+            value, _ = hs.follow(self.base, tuple(f"{role}.strategy".split(".")))
         except (hs.Unresolvable, hs.HydraReject):
             return None
         return value if isinstance(value, str) and not hs.is_interp(value) else None
@@ -482,18 +478,14 @@ class _Analyzer:
         hops: list[tuple[str, str | None]] = [(key, None)]
         for _ in range(5):
             nxt = [e for e in self.release.renames_of(key) if e.get("new") and e["kind"] == "key"]
-            if not nxt or hs.lookup(self._base_root, tuple(key.split("."))) is not hs.ABSENT:
+            if not nxt or hs.lookup(self.base, tuple(key.split("."))) is not hs.ABSENT:
                 break
             key = nxt[0]["new"]
             hops.append((key, nxt[0].get("since")))
         return hops
 
-    @property
-    def _base_root(self) -> dict:
-        return composed(self.release, self.entry, self.name, tuple(self._group_texts))
-
     def _suggest(self, key: str) -> list[str]:
-        return closest_keys(key, (), None, tree=self._base_root)
+        return closest_keys(key, (), None, tree=self.base)
 
 
 _MISSING_CACHE: dict[int, tuple[dict, list[str]]] = {}
