@@ -190,6 +190,8 @@ LAUNCHES = [
     ["~trainer.does_not_exist"],
     ["+trainer.nnodes=3"],
     ["trainer.logger.wandb=1"],
+    ["++trainer.logger.5.x=1"],
+    ["++trainer.logger.0.x=1"],
 ]
 
 

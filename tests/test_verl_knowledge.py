@@ -200,6 +200,13 @@ def test_key_below_a_list_is_a_type_problem_not_a_crash():
         assert "index 'wandb' is not an int" in p.message
 
 
+def test_index_past_the_end_of_a_list_is_unknown_even_with_double_plus():
+    """A list does not grow: `++trainer.logger.5.x=1` fails in Hydra (it was an IndexError here)."""
+    (p,) = analyze(["++trainer.logger.5.x=1"]).problems
+    assert (p.code, p.key) == ("VL201", "trainer.logger.5.x")
+    assert not analyze(["++trainer.logger.0.x=1"]).problems  # an item is replaced by a dict
+
+
 def test_unknown_values_never_guess():
     a = analyze(["+trainer.nnodes=x", "trainer.n_gpus_per_node=x"],
                 unknown={"nnodes": "$N", "trainer.nnodes": "$N", "trainer.n_gpus_per_node": "$G"})

@@ -428,8 +428,9 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
     for i, k in enumerate(parts[:-1]):
         nxt = child(node, k)
         if not is_container(nxt):
-            if force_add:
+            if force_add and not (nxt is ABSENT and isinstance(node, list)):
                 return "set"  # intermediates become {} and the rest is created
+            # (a list does not grow: an index past its end fails even with '++')
             if nxt is ABSENT or isinstance(node, list):
                 raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
             # an existing value is replaced by an empty struct dict, where the next key fails
