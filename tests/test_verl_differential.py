@@ -192,6 +192,7 @@ LAUNCHES = [
     ["trainer.logger.wandb=1"],
     ["++trainer.logger.5.x=1"],
     ["++trainer.logger.0.x=1"],
+    ["~trainer.logger.0"],
 ]
 
 

@@ -95,6 +95,7 @@ def generated_overrides(version: str, tree: dict, n: int, seed: int = 0) -> list
     nodes, nulls, ???, lists and dict values."""
     rng = random.Random(f"{version}-{seed}")
     all_paths = list(paths(tree))
+    by_path = dict(all_paths)
     special = [p for p, v in all_paths
                if v is None or v == "???" or v == {} or (isinstance(v, str) and "${" in v)
                or isinstance(v, list) or "engine_kwargs" in p or "override" in "".join(p)]
@@ -110,6 +111,11 @@ def generated_overrides(version: str, tree: dict, n: int, seed: int = 0) -> list
         out += [f"{key}={val}", f"+{key}={val}", f"++{key}={val}", f"~{key}",
                 f"{key}.sub=1", f"+{key}.sub=1", f"++{key}.sub.deep={val}", f"~{key}.sub",
                 f"{typo}=1", f"+{typo}=2", f"~{key}={rng.choice(['1', 'null', 'abc'])}"]
+        if isinstance(by_path[p], list):  # indices: in range, past the end, through an item
+            n = len(by_path[p])
+            out += [f"{key}.0={val}", f"+{key}.0=1", f"++{key}.0={val}", f"~{key}.0",
+                    f"{key}.0.x=1", f"++{key}.0.x=1", f"{key}.{n}=1", f"+{key}.{n}=1",
+                    f"++{key}.{n}=1", f"++{key}.{n}.x=1", f"~{key}.{n}"]
     return out
 
 

@@ -373,11 +373,8 @@ class Tree:
         _merge_into(dest, value, struct, parts, self._owned)
 
     def delete(self, parts: tuple[str, ...]) -> None:
-        parent = self._writable_path(parts[:-1])
-        if isinstance(parent, dict):
-            parent.pop(parts[-1], None)
-        else:
-            del parent[int(parts[-1])]
+        """Delete a key of a dict (Hydra cannot delete a list item)."""
+        self._writable_path(parts[:-1]).pop(parts[-1], None)
 
 
 def _fresh(value: Any, owned: set[int]) -> Any:
@@ -470,7 +467,10 @@ def apply(tree: Tree, p: Parsed) -> None:
             raise HydraReject("delete", f"Could not delete from config. The value of '{p.key}' "
                               f"is {current} and not {p.value}.")
         owner = lookup(tree.root, parts[:-1])
-        if not is_container(owner):
+        if isinstance(owner, list):  # Hydra's `del node['0']`: a ListConfig wants an int
+            raise HydraReject("type", f"an item of list '{'.'.join(parts[:-1])}' cannot be "
+                              f"deleted with '~'", parts)
+        if not isinstance(owner, dict):
             raise _Unmodeled(p.key)  # the parent is reached through an interpolation
         tree.delete(parts)
         return
