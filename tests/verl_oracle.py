@@ -7,7 +7,6 @@ import random
 from functools import lru_cache
 
 from verl_lint.verl import cache, data
-from verl_lint.verl.release import load_release
 
 
 @lru_cache(maxsize=None)
@@ -117,8 +116,3 @@ def generated_overrides(version: str, tree: dict, n: int, seed: int = 0) -> list
                     f"{key}.0.x=1", f"++{key}.0.x=1", f"{key}.{n}=1", f"+{key}.{n}=1",
                     f"++{key}.{n}=1", f"++{key}.{n}.x=1", f"~{key}.{n}"]
     return out
-
-
-def known_groups(version: str) -> dict:
-    rel = load_release(version)
-    return rel.groups.get("verl/trainer/config", {})
