@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from verl_lint.verl.compose import compose_tree  # noqa: E402
+from verl_lint.verl.configs import tree_key  # noqa: E402
 from verl_lint.verl.versions import SUPPORTED_VERSIONS, parse_version  # noqa: E402
 
 OUT = ROOT / "verl_lint" / "verl" / "data"
@@ -198,7 +199,7 @@ def build_version(version: str, files: dict[str, bytes], fields_override: dict |
             if ep["config_name"] in ("ppo_trainer", "fully_async_ppo_trainer", "one_step_off_ppo_trainer"):
                 variants += [(ep["config_name"], (f"model_engine={e}",)) for e in engines]
             for cname, overrides in variants:
-                key = cache_key(cdir, cname, overrides)
+                key = tree_key(cdir, cname, overrides)
                 if key in composed:
                     continue
                 tree, failure = compose_tree(root / cdir, cname, list(overrides),
@@ -225,10 +226,6 @@ def build_version(version: str, files: dict[str, bytes], fields_override: dict |
     write_gz(OUT / f"{version}-composed.json.gz", composed)
     print(f"verl {version}: {len(yaml_files)} yaml, {len(entry_points)} entry points, "
           f"{len(composed)} composed configs, {len(release['dataclasses'])} dataclasses")
-
-
-def cache_key(config_dir: str, config_name: str, group_overrides) -> str:
-    return f"{config_dir}|{config_name}|{' '.join(group_overrides)}"
 
 
 def write_gz(path: Path, obj) -> None:

@@ -9,7 +9,7 @@ Hydra's refusal) is written to the disk cache. Trees are shared: never mutate on
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
 from verl_lint.verl import cache, data
 from verl_lint.verl.compose import ComposeFailure
@@ -19,9 +19,14 @@ Tree = dict[str, Any]
 _memory: dict[str, Tree | ComposeFailure] = {}
 
 
+def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] = ()) -> str:
+    """A composed tree's key in the bundle (`scripts/build_verl_data.py` writes them)."""
+    return f"{config_dir}|{config_name}|{' '.join(group_overrides)}"
+
+
 def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
              group_overrides: tuple[str, ...] = ()) -> Tree | ComposeFailure:
-    key = f"{entry.config_dir}|{config_name}|{' '.join(group_overrides)}"
+    key = tree_key(entry.config_dir, config_name, group_overrides)
     full_key = f"{release.version}:{_data_stamp(release.version)}:{key}"
     hit = _memory.get(full_key)
     if hit is not None:
