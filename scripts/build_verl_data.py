@@ -64,7 +64,7 @@ def wheel_files(version: str, wheels: Path, download: bool) -> dict[str, bytes]:
     found = sorted(wheels.glob(f"verl-{version}-*.whl"))
     if not found:
         if not download:
-            raise SystemExit(f"no wheel for verl {version} in {wheels} (use --download)")
+            raise SystemExit(f"no wheel for verl {version} in {wheels} (drop --no-download)")
         subprocess.run([sys.executable, "-m", "pip", "download", f"verl=={version}", "--no-deps",
                         "--only-binary", ":all:", "-d", str(wheels)], check=True)
         found = sorted(wheels.glob(f"verl-{version}-*.whl"))
