@@ -67,11 +67,3 @@ class EffectiveConfig:
         if narrow is not None:
             return narrow(prefix)
         return (k for k in self._entries if k.startswith(prefix))
-
-    @classmethod
-    def from_values(cls, values: dict[str, Any], version: str = "0.9.1",
-                    config_name: str = "ppo_trainer") -> "EffectiveConfig":
-        """Build from plain values (all verl defaults) — for tests of rules."""
-        default = Origin(kind="default")
-        return cls(version, config_name,
-                   {k: Resolved(key=k, value=v, origin=default) for k, v in values.items()})
