@@ -348,23 +348,17 @@ class Tree:
 
     def set(self, parts: tuple[str, ...], value: Any) -> None:
         """Set `parts` to value, creating/replacing intermediates with {} as OmegaConf.update."""
-        node = self.root
-        made = 0
-        for i, k in enumerate(parts[:-1]):
-            nxt = child(node, k) if is_container(node) else ABSENT
-            if not is_container(nxt):
-                made = i
-                break
-            node = nxt
-        else:
-            made = len(parts) - 1
-        parent = self._writable_path(parts[:made])
-        for k in parts[made:-1]:
+        self.root = parent = self._own(self.root)
+        for k in parts[:-1]:
             kk: Any = int(k) if isinstance(parent, list) else k
-            fresh: dict = {}
-            self._owned.add(id(fresh))
-            parent[kk] = fresh
-            parent = fresh
+            nxt = child(parent, k)
+            if is_container(nxt):
+                nxt = self._own(nxt)
+            else:  # absent, or a value: an empty dict takes its place
+                nxt = {}
+                self._owned.add(id(nxt))
+            parent[kk] = nxt
+            parent = nxt
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
         parent[last] = _fresh(value, self._owned)
 
