@@ -214,6 +214,24 @@ def test_unknown_values_never_guess():
     assert isinstance(a.config.value("trainer.n_gpus_per_node"), Unknown)
 
 
+def test_a_node_set_to_an_unknown_is_never_judged_later():
+    """An earlier override set the node to a value the script cannot know: whether Hydra takes
+    a later '+', '~' or a key below it depends on that value (null, a dict…): nothing is said."""
+    def problems(words):
+        first = launch(words)
+        first.overrides[0] = first.overrides[0].model_copy(
+            update={"value": Unknown(reason="$E"), "text": Unknown(reason="$E")})
+        return analyze_launch(load_release(NEWEST), first).problems
+
+    for later in ("+trainer.newkey=3", "~trainer.newkey=3", "trainer.newkey.sub=3"):
+        assert not problems(["++trainer.newkey=x", later]), later
+    assert not problems(["trainer.total_epochs=x", "+trainer.total_epochs=3"])  # null allows '+'
+    (p,) = problems(["++trainer.newkey=x", "trainer.other.sub=3"])  # elsewhere: still known
+    assert p.code == "VL201"
+    assert not analyze(["~trainer.nnodes=x"], unknown={"trainer.nnodes": "$N"}).problems
+    assert not analyze(["+trainer.nnodes=x"], unknown={"trainer.nnodes": "$N"}).problems
+
+
 # --- effective config -----------------------------------------------------------------------
 
 def test_ref_inherits_remove_padding_from_actor():

@@ -297,11 +297,8 @@ class _Analyzer:
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
         parts = tuple(p.key.split("."))
         existed = hs.lookup(state.root, parts) is not hs.ABSENT
-        unknown = isinstance(p.value, Unknown)
         try:
-            if unknown and p.prefix in ("+", "~") and existed:
-                raise hs.Unmodeled(p.key)  # the verdict depends on the value's type
-            hs.apply(state, p)
+            hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
             self._rejected(state, ov, p, rej)
             return

@@ -8,7 +8,9 @@ imports hydra. `tests/test_verl_differential.py` runs real Hydra as the oracle o
 overrides on several releases and requires the same accept/reject verdict and the same result.
 
 Trees: dicts, lists and leaves; a leaf string containing `${` is an interpolation, `???` is
-OmegaConf's missing value. Every dict is in struct mode (Hydra sets it on the root).
+OmegaConf's missing value. Every dict is in struct mode (Hydra sets it on the root). Any other
+leaf object is opaque: an `Unknown` an override of the script set; a verdict that depends on it
+raises `Unmodeled`, a lookup below it yields it.
 """
 
 from __future__ import annotations
@@ -127,6 +129,13 @@ def is_interp(v: Any) -> bool:
 
 def is_container(v: Any) -> bool:
     return isinstance(v, (dict, list))
+
+
+def is_opaque(v: Any) -> bool:
+    """A value no YAML or override word produces: the script's `Unknown`, set by an override
+    whose value the linter cannot know. Hydra's verdict on anything that depends on it is too."""
+    return v is not None and v is not ABSENT and \
+        not isinstance(v, (str, int, float, bool, dict, list))
 
 
 _INDEX = re.compile(r"[+-]?\d+")
@@ -271,8 +280,7 @@ def resolve_string(root: Any, at: tuple[str, ...], text: str) -> tuple[Any, tupl
     pos = 0
     for m in _EMBEDDED.finditer(text):
         value, where = follow(root, absolute(at[:-1], m.group(1)))
-        if value is not ABSENT and value is not None and \
-                not isinstance(value, (str, int, float, bool, dict, list)):
+        if is_opaque(value):
             return value, where  # an Unknown from the script poisons the whole string
         if value is ABSENT or is_container(value) or value == MISSING:
             raise Unresolvable(text)
@@ -307,7 +315,9 @@ def hydra_select(root: dict, parts: tuple[str, ...]) -> Any:
                 except Unresolvable as exc:
                     raise HydraReject("type", f"cannot resolve {exc}", parts[:i + 1]) from None
         if not is_container(nxt):
-            return None  # OmegaConf's select swallows "not a container" here: Hydra adds
+            # OmegaConf's select swallows "not a container" here (Hydra adds); an Unknown
+            # might be a container
+            return ABSENT if is_opaque(nxt) else None
         node = nxt
     value = child(node, parts[-1])
     if value is ABSENT or value == MISSING:
@@ -422,6 +432,8 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             if force_add and not (nxt is ABSENT and isinstance(node, list)):
                 return "set"  # intermediates become {} and the rest is created
             # (a list does not grow: an index past its end fails even with '++')
+            if is_opaque(nxt):
+                raise _Unmodeled(".".join(parts))  # an Unknown might hold the rest
             if nxt is ABSENT or isinstance(node, list):
                 raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
             # an existing value is replaced by an empty struct dict, where the next key fails
@@ -431,6 +443,8 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
     if isinstance(node, list) and not _INDEX.fullmatch(last):
         raise HydraReject("type", f"index '{last}' is not an int", parts)
     cur = child(node, last)
+    if isinstance(value, (dict, list)) and is_opaque(cur):
+        raise _Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
     if isinstance(value, (dict, list)) and is_container(cur):
         _merge_into(_scratch(cur), value, not force_add, parts, set())
         return "merge"
@@ -457,9 +471,12 @@ def apply(tree: Tree, p: Parsed) -> None:
             raise HydraReject("delete", f"Could not delete from config. '{p.key}' does not exist.")
         if current is ABSENT:
             raise _Unmodeled(p.key)
-        if p.has_value and p.value is not None and p.value != current:
-            raise HydraReject("delete", f"Could not delete from config. The value of '{p.key}' "
-                              f"is {current} and not {p.value}.")
+        if p.has_value and p.value is not None:
+            if is_opaque(p.value) or is_opaque(current):
+                raise _Unmodeled(p.key)  # compared with a value nobody knows
+            if p.value != current:
+                raise HydraReject("delete", f"Could not delete from config. The value of "
+                                  f"'{p.key}' is {current} and not {p.value}.")
         owner = lookup(tree.root, parts[:-1])
         if isinstance(owner, list):  # Hydra's `del node['0']`: a ListConfig wants an int
             raise HydraReject("type", f"an item of list '{'.'.join(parts[:-1])}' cannot be "
@@ -470,8 +487,9 @@ def apply(tree: Tree, p: Parsed) -> None:
         return
     if p.prefix == "+":
         current = hydra_select(tree.root, parts)
-        if current is ABSENT:
-            raise _Unmodeled(p.key)
+        if current is ABSENT or is_opaque(current) or (current is not None and
+                                                       is_opaque(p.value)):
+            raise _Unmodeled(p.key)  # an Unknown may be null, or a dict to merge
         if current is not None and not isinstance(p.value, (dict, list)):
             raise HydraReject("append", f"Could not append to config. An item is already at "
                               f"'{p.key}'.")
