@@ -262,6 +262,15 @@ def test_interpolated_strings_and_defaults():
     assert all(k.startswith("actor_rollout_ref.ref.") for k in a.config.keys("actor_rollout_ref.ref."))
 
 
+def test_inheriting_from_below_an_unknown_is_unknown():
+    """`actor_rollout_ref.actor=$A`: the critic's `${oc.select:actor…use_dynamic_bsz,false}`
+    may find the key in $A; its oc.select default is a guess."""
+    a = analyze(["actor_rollout_ref.actor=x"], unknown={"actor_rollout_ref.actor": "$A"})
+    r = a.config.get("critic.use_dynamic_bsz")
+    assert isinstance(r.value, Unknown)
+    assert r.describe() == "inherited from actor_rollout_ref.actor, set at line 1"
+
+
 def test_keys_through_inherited_dicts():
     a = analyze(["model_engine=megatron",
                  "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform"])

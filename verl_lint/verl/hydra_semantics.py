@@ -212,7 +212,8 @@ def lookup(root: Any, path: tuple[str, ...]) -> Any:
 def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple[str, ...] | None]:
     """Lookup that dereferences interpolations on the way and at the end.
 
-    Returns (value, path where the value lives; None for an oc.select default)."""
+    Returns (value, path where the value lives; None for an oc.select default). Below an
+    Unknown the script set, the value is that Unknown, at the path where it was set."""
     if depth > 16:
         raise Unresolvable("interpolation loop")
     node, here = root, ()
@@ -221,6 +222,8 @@ def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple
             node = node.get(k, ABSENT)
         elif isinstance(node, list):
             node = child(node, k)
+        elif is_opaque(node):
+            return node, here  # below an Unknown from the script: unknown too
         else:
             return ABSENT, None
         here = here + (k,) if here is not None else None
