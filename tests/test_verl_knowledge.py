@@ -269,6 +269,12 @@ def test_inheriting_from_below_an_unknown_is_unknown():
     r = a.config.get("critic.use_dynamic_bsz")
     assert isinstance(r.value, Unknown)
     assert r.describe() == "inherited from actor_rollout_ref.actor, set at line 1"
+    for config in (a.config, analyze(["actor_rollout_ref.actor=x"],
+                                     unknown={"actor_rollout_ref.actor": "$A"}).config):
+        if config is not a.config:
+            list(config.keys())  # flattened: the same answer
+        r = config.get("actor_rollout_ref.actor.ppo_mini_batch_size")  # under $A, not absent
+        assert isinstance(r.value, Unknown) and r.describe() == "set at line 1"
 
 
 def test_keys_through_inherited_dicts():

@@ -48,7 +48,8 @@ class _Entries(Mapping):
 
     A dict, or a `${…}` interpolation whose target is a dict, is entered (`_opens`); everything
     else (empty dicts included) is a leaf, an entry. `_walk` lists the entries below a node,
-    `_descend` follows one key without listing anything."""
+    `_descend` follows one key without listing anything. A key below an Unknown the script set
+    is not listed, but asked for, it is that Unknown (absent would be a guess)."""
 
     def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]]) -> None:
         self.root = root
@@ -112,6 +113,8 @@ class _Entries(Mapping):
                     return None
                 loc = loc + (k,)
                 continue
+            if hs.is_opaque(node):
+                return node, loc  # below an Unknown from the script
             inner = self._opens(node, loc)
             if inner is None or k not in inner[0]:
                 return None
@@ -137,7 +140,9 @@ class _Entries(Mapping):
         # Mapping.get goes through __getitem__ and a KeyError for every absent key
         hit = self._done.get(key)
         if hit is None:
-            where = self._flat.get(key) if self._flat is not None else self._locate(key)
+            where = self._flat.get(key) if self._flat is not None else None
+            if where is None:
+                where = self._locate(key)  # not listed: absent, or below an Unknown
             if where is None:
                 return default
             hit = self._done[key] = self._resolve(key, *where)
