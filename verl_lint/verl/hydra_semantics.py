@@ -116,9 +116,8 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value if type(value) in (str, int, float, bool) or value is None else str(value)
-    return str(value)
+    # exact types only: a subclass (Hydra's own string types) becomes a plain str
+    return value if value is None or type(value) in (str, int, float, bool) else str(value)
 
 
 # --- trees ----------------------------------------------------------------------------------------
