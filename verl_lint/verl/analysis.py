@@ -326,7 +326,7 @@ class _Analyzer:
             fields = self.release.fields_of(node.get("_target_"))
             if fields is not None and k not in fields and k != "_target_":
                 owner = ".".join(parts[:i]) or "<root>"
-                sugg = closest_keys(k, parts[:i], fields)
+                sugg = closest_keys(k, fields)
                 self.problem("not-a-field", ov, p.key,
                              f"'{k}' is not a field of {node['_target_'].rsplit('.', 1)[-1]} "
                              f"({owner}) in verl {self.release.version}: Hydra adds "
@@ -482,7 +482,7 @@ class _Analyzer:
         return hops
 
     def _suggest(self, key: str) -> list[str]:
-        return closest_keys(key, (), None, tree=self.base)
+        return closest_keys(key, tree=self.base)
 
 
 _MISSING_CACHE: dict[int, tuple[dict, list[str]]] = {}

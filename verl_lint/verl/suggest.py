@@ -64,8 +64,8 @@ def _path_ratio(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
-def closest_keys(key: str, base: tuple[str, ...] = (), names: Iterable[str] | None = None, *,
-                 tree: dict | None = None, limit: int = 3) -> list[str]:
+def closest_keys(key: str, names: Iterable[str] | None = None, *, tree: dict | None = None,
+                 limit: int = 3) -> list[str]:
     """Up to `limit` suggestions for `key`.
 
     With `names` (the fields of one dataclass), compare the leaf only. With `tree`, rank: keys
