@@ -435,7 +435,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
                 return "set"  # intermediates become {} and the rest is created
             # (a list does not grow: an index past its end fails even with '++')
             if is_opaque(nxt):
-                raise _Unmodeled(".".join(parts))  # an Unknown might hold the rest
+                raise Unmodeled(".".join(parts))  # an Unknown might hold the rest
             if nxt is ABSENT or isinstance(node, list):
                 raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
             # an existing value is replaced by an empty struct dict, where the next key fails
@@ -446,7 +446,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
         raise HydraReject("type", f"index '{last}' is not an int", parts)
     cur = child(node, last)
     if isinstance(value, (dict, list)) and is_opaque(cur):
-        raise _Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
+        raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
     if isinstance(value, (dict, list)) and is_container(cur):
         _merge_into(_scratch(cur), value, not force_add, parts, set())
         return "merge"
@@ -472,10 +472,10 @@ def apply(tree: Tree, p: Parsed) -> None:
         if current is None:
             raise HydraReject("delete", f"Could not delete from config. '{p.key}' does not exist.")
         if current is ABSENT:
-            raise _Unmodeled(p.key)
+            raise Unmodeled(p.key)
         if p.has_value and p.value is not None:
             if is_opaque(p.value) or is_opaque(current):
-                raise _Unmodeled(p.key)  # compared with a value nobody knows
+                raise Unmodeled(p.key)  # compared with a value nobody knows
             if p.value != current:
                 raise HydraReject("delete", f"Could not delete from config. The value of "
                                   f"'{p.key}' is {current} and not {p.value}.")
@@ -484,14 +484,14 @@ def apply(tree: Tree, p: Parsed) -> None:
             raise HydraReject("type", f"an item of list '{'.'.join(parts[:-1])}' cannot be "
                               f"deleted with '~'", parts)
         if not isinstance(owner, dict):
-            raise _Unmodeled(p.key)  # the parent is reached through an interpolation
+            raise Unmodeled(p.key)  # the parent is reached through an interpolation
         tree.delete(parts)
         return
     if p.prefix == "+":
         current = hydra_select(tree.root, parts)
         if current is ABSENT or is_opaque(current) or (current is not None and
                                                        is_opaque(p.value)):
-            raise _Unmodeled(p.key)  # an Unknown may be null, or a dict to merge
+            raise Unmodeled(p.key)  # an Unknown may be null, or a dict to merge
         if current is not None and not isinstance(p.value, (dict, list)):
             raise HydraReject("append", f"Could not append to config. An item is already at "
                               f"'{p.key}'.")
@@ -502,8 +502,5 @@ def apply(tree: Tree, p: Parsed) -> None:
         tree.set(parts, p.value)
 
 
-class _Unmodeled(Exception):
+class Unmodeled(Exception):
     """Hydra's verdict depends on something this fast path does not model."""
-
-
-Unmodeled = _Unmodeled
