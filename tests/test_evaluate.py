@@ -576,3 +576,12 @@ def test_if_test_on_an_unassigned_variable_stays_undecided():
     text = ('#!/bin/bash\nif [ "${MODE:-fast}" = fast ]; then\n  a=1\nelse\n  a=2\nfi\n'
             + launch_line("trainer.nnodes=$a"))
     assert isinstance(values(text)["trainer.nnodes"], Unknown)
+
+
+def test_scenario_device_is_the_canonical_device_name():
+    # the label keeps the script's spelling (it is the pinned value); rules read `device`
+    text = 'case "$DEVICE" in\n  GPU) X=1 ;;\n  Ascend) X=2 ;;\nesac\n' + launch_line("a.x=$X")
+    runs = runs_of(text)
+    assert [(r.scenario.label, r.scenario.device) for r in runs] == [
+        ("DEVICE=GPU", "gpu"), ("DEVICE=Ascend", "npu")]
+    assert [overrides(r) for r in runs] == [["a.x=1"], ["a.x=2"]]

@@ -13,13 +13,23 @@ from verl_lint.evaluate.model import Scenario, ScenarioRun
 from verl_lint.shell.model import Case, If, ScriptModel, build
 
 DEVICE_WORDS = frozenset({"gpu", "npu", "cuda", "cpu", "ascend", "xpu", "rocm", "mlu", "hpu",
-                          "mps", "musa"})
-_ALIASES = {"cuda": "gpu", "ascend": "npu"}
+                          "mps", "musa", "nvidia"})
+_ALIASES = {"cuda": "gpu", "nvidia": "gpu", "ascend": "npu"}
 
 
-def _is_device(var: str | None, values: list[str]) -> bool:
-    return var is not None and ("DEVICE" in var.upper() or any(v in DEVICE_WORDS
-                                                               for v in values))
+def device_name(value: str | None) -> str | None:
+    """The device a branch value names, canonical (`GPU`, `cuda`, `nvidia` → gpu; `ascend` →
+    npu), or None when it names none. The one definition the scenarios and the rules share."""
+    if not value:
+        return None
+    v = value.lower()
+    return _ALIASES.get(v, v) if v in DEVICE_WORDS else None
+
+
+def is_device_test(var: str | None, values) -> bool:
+    """A `case`/`if` on `var` against `values` chooses the device: the variable is named like
+    one (`DEVICE`, `NPU_DEVICE`) or a value names a device."""
+    return var is not None and ("DEVICE" in var.upper() or any(map(device_name, values)))
 
 
 def _is_glob(pattern: str) -> bool:
@@ -33,14 +43,14 @@ def device_branches(model: ScriptModel) -> tuple[str | None, list[str]]:
         if isinstance(s, Case):
             var = s.subject_variable
             vals = [p for item in s.items for p in item.literal_patterns if not _is_glob(p)]
-            if _is_device(var, vals):
+            if is_device_test(var, vals):
                 found.setdefault(var, []).extend(vals)
         elif isinstance(s, If):
             for b in s.branches:
                 c = b.condition
                 if c is not None and c.variable and c.operand and c.operator in ("=", "==", "!=") \
                         and not _is_glob(c.operand):
-                    if _is_device(c.variable, [c.operand]):
+                    if is_device_test(c.variable, [c.operand]):
                         found.setdefault(c.variable, []).append(c.operand)
     for a in model.assignments:
         if a.value is not None and any(p.kind == "command" and Interpreter.is_device_probe(
@@ -96,14 +106,14 @@ def infer_scenarios(model: ScriptModel, device: str | None = None,
     if dvar in pins:
         value = pins[dvar]
         label = f"{dvar}={value}" if var is not None else ""
-        return [build(Scenario, label=label, pins=base, device=_ALIASES.get(value, value))], var
+        return [build(Scenario, label=label, pins=base, device=device_name(value) or value)], var
     if var is None or not values:
         return [build(Scenario, label="", pins=base)], var
     fixed = _hardcoded(model, var)
     if fixed is not None:
-        return [build(Scenario, label="", pins=base, device=_ALIASES.get(fixed, fixed))], var
+        return [build(Scenario, label="", pins=base, device=device_name(fixed) or fixed)], var
     return [build(Scenario, label=f"{var}={v}", pins=tuple(sorted({**pins, var: v}.items())),
-                     device=_ALIASES.get(v, v)) for v in values], var
+                     device=device_name(v) or v) for v in values], var
 
 
 def evaluate_script(model: ScriptModel, *, device: str | None = None,
@@ -122,4 +132,5 @@ def _run(model: ScriptModel, scenario: Scenario, known_env: frozenset[str],
         return build(ScenarioRun, scenario=scenario, launches=[], var_uses=[])
 
 
-__all__ = ["device_branches", "evaluate_script", "infer_scenarios"]
+__all__ = ["device_branches", "device_name", "evaluate_script", "infer_scenarios",
+           "is_device_test"]

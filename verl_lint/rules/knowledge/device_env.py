@@ -19,14 +19,15 @@ from verl_lint.rules.knowledge.fixes import (
 from verl_lint.rules.knowledge.schema import FixSpec
 from verl_lint.rules.origin import script_span
 from verl_lint.rules.registry import register
-from verl_lint.shell.model import Case, If
+from verl_lint.evaluate.scenarios import device_name
+from verl_lint.rules.shell._shell import device_blocks
+from verl_lint.shell.model import Case
 from verl_lint.verl.versions import in_range
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
     from verl_lint.shell.model import Assignment
 
-_BRANCH_DEVICE = {"gpu": "gpu", "cuda": "gpu", "nvidia": "gpu", "npu": "npu", "ascend": "npu"}
 # (variable or prefix*, the device it belongs to, what the other device uses instead)
 _FOREIGN = {
     "npu": (("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"), ("NCCL_*", "HCCL_*")),
@@ -129,21 +130,21 @@ class DeviceEnvMismatch(Rule):
 
     @staticmethod
     def _branch_assignments(ctx: "LaunchContext") -> Iterator[tuple["Assignment", str]]:
-        """Assignments before the launch inside a branch whose pattern names a device."""
+        """Assignments before the launch inside a device branch that names one device."""
         spans = []
-        for block in ctx.model.blocks.values():
+        for block in device_blocks(ctx.model):
             if block.span.start > ctx.launch.span.start:
                 continue
             if isinstance(block, Case):
                 for item in block.items:
-                    devices = {_BRANCH_DEVICE.get((p or "").lower()) for p in item.literal_patterns}
+                    devices = set(map(device_name, item.literal_patterns))
                     devices.discard(None)
                     if len(devices) == 1:
                         spans.append((item.span, devices.pop()))
-            elif isinstance(block, If):
+            else:
                 for branch in block.branches:
                     c = branch.condition
-                    dev = _BRANCH_DEVICE.get((c.operand or "").lower()) if c else None
+                    dev = device_name(c.operand) if c else None
                     if dev and c.operator in ("=", "=="):
                         spans.append((branch.span, dev))
         for a in ctx.model.assignments:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from verl_lint.evaluate.scenarios import DEVICE_WORDS
+from verl_lint.evaluate.scenarios import is_device_test
 from verl_lint.shell.model import (
     Assignment, Case, Command, If, Pipeline, ScriptModel, Word,
 )
@@ -24,23 +24,16 @@ def looks_like_override(text: str) -> bool:
 
 
 def is_device_case(case: Case) -> bool:
-    """`case "$DEVICE" in gpu) … npu) …`: a subject variable and device names as patterns."""
-    var = case.subject_variable
-    if var is None:
-        return False
-    patterns = [p.lower() for item in case.items for p in item.literal_patterns]
-    return any(p in DEVICE_WORDS for p in patterns) or (
-        "DEVICE" in var.upper() and len(case.items) > 1)
+    """`case "$DEVICE" in gpu) … npu) …` (see `evaluate.scenarios.is_device_test`)."""
+    return is_device_test(case.subject_variable,
+                          [p for item in case.items for p in item.literal_patterns])
 
 
 def _is_device_if(block: If) -> bool:
     """`if [ "$DEVICE" = npu ]`: a branch tests a device variable or compares with a device name."""
-    for b in block.branches:
-        c = b.condition
-        if c is not None and c.variable and (
-                "DEVICE" in c.variable.upper() or (c.operand or "").lower() in DEVICE_WORDS):
-            return True
-    return False
+    return any(b.condition is not None and is_device_test(b.condition.variable,
+                                                           [b.condition.operand or ""])
+               for b in block.branches)
 
 
 def device_blocks(model: ScriptModel) -> list[Case | If]:
