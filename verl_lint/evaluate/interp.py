@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase
 
+from verl_lint.construct import build
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
 from verl_lint.evaluate.model import (
@@ -21,7 +22,7 @@ from verl_lint.evaluate.values import (
 )
 from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Piece, Pipeline, ScriptModel,
-    SetOptions, Unset, Word, build, children,
+    SetOptions, Unset, Word, children,
 )
 from verl_lint.source import Span
 

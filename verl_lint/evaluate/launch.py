@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from verl_lint.construct import build
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
 from verl_lint.evaluate.values import Field
-from verl_lint.shell.model import Command, build
+from verl_lint.shell.model import Command
 from verl_lint.source import Span
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")

@@ -8,9 +8,10 @@ A script has one scenario per device value its device branches test (`case "${DE
 
 from __future__ import annotations
 
+from verl_lint.construct import build
 from verl_lint.evaluate.interp import BudgetExceeded, Interpreter
 from verl_lint.evaluate.model import Scenario, ScenarioRun
-from verl_lint.shell.model import Case, If, ScriptModel, build
+from verl_lint.shell.model import Case, If, ScriptModel
 
 DEVICE_WORDS = frozenset({"gpu", "npu", "cuda", "cpu", "ascend", "xpu", "rocm", "mlu", "hpu",
                           "mps", "musa", "nvidia"})

@@ -7,8 +7,8 @@ script word (or array element) it came from.
 
 from __future__ import annotations
 
+from verl_lint.construct import build
 from verl_lint.evaluate.model import Unknown
-from verl_lint.shell.model import build
 from verl_lint.source import Span
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from verl_lint.shell.model import Piece, Word, build
+from verl_lint.construct import build
+from verl_lint.shell.model import Piece, Word
 from verl_lint.source import Span
 
 SpanOf = Callable[[int, int], Span]

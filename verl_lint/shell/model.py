@@ -20,36 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from verl_lint.source import SourceText, Span
 
-# defer_build: the parser builds nodes without validation (`build`, `model_construct`), so the
+# defer_build: the parser builds nodes without validation (`construct.build`), so the
 # validation schemas are only needed by tests and debugging (`model_dump`); building them for
 # ~25 classes at import was the largest part of a one-file CLI run's start-up.
 _CFG = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
-_DEFAULTS: dict[type, dict] = {}
-
-
-def build(cls, **values):
-    """Construct a model without validation — like `model_construct`, several times faster.
-    For the parser's hot path only: every value must already have the right type."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {name: f.get_default(call_default_factory=True)
-                                     for name, f in cls.model_fields.items()
-                                     if not f.is_required()}
-    obj = _new(cls)
-    _setattr(obj, "__dict__", {**defaults, **values})
-    _set_fields_set(obj, set(values))
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
-
-
-# BaseModel's slot descriptors, called directly: cheaper than object.__setattr__ by name
-_new = object.__new__
-_setattr = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
 Quoting = Literal["none", "single", "double", "ansi_c", "mixed"]
 PieceKind = Literal["literal", "variable", "command", "arithmetic", "process", "bad_substitution"]
 

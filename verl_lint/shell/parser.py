@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 
+from verl_lint.construct import build, set_extra, set_fields_set, set_private
 from verl_lint.shell.lexer import (
     BT, DOL, DQ, NL, SQ, WordLexer, skip_brace, skip_dollar, skip_double, skip_escaped,
     skip_parens, skip_single,
@@ -20,7 +21,7 @@ from verl_lint.shell.lexer import (
 from verl_lint.shell.model import (
     ArrayLiteral, Assignment, BranchRef, Case, CaseItem, Command, Comment, Condition, Function,
     Group, Heredoc, If, IfBranch, Loop, Other, ParseError, Piece, Pipeline, Redirect,
-    ScriptModel, SetOptions, Unset, Word, _set_extra, _set_fields_set, _set_private, build,
+    ScriptModel, SetOptions, Unset, Word,
 )
 from verl_lint.source import SourceText, Span
 
@@ -199,9 +200,9 @@ class SpanFactory:
         obj = _new_span(Span)
         _setattr(obj, "__dict__", {"start": start, "end": end, "line": line, "column": col,
                                    "end_line": eline, "end_column": ecol})
-        _set_fields_set(obj, _SPAN_FIELDS)
-        _set_extra(obj, None)
-        _set_private(obj, None)
+        set_fields_set(obj, _SPAN_FIELDS)
+        set_extra(obj, None)
+        set_private(obj, None)
         self.cache[key] = obj
         return obj
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from verl_lint.construct import build
 from verl_lint.diagnostics import Edit, Fix
 from verl_lint.evaluate.model import Launch, Override, Unknown
 from verl_lint.source import Span
@@ -28,7 +29,7 @@ from verl_lint.verl import hydra_semantics as hs
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
-from verl_lint.verl.effective_build import build_effective, construct
+from verl_lint.verl.effective_build import build_effective
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.suggest import closest_keys
 from verl_lint.verl.versions import SUPPORTED_VERSIONS
@@ -68,7 +69,7 @@ class OverrideProblem(BaseModel):
 class AppliedOverride(BaseModel):
     """A value override Hydra accepts, as applied (for the value rules VL205/206/209)."""
 
-    # defer_build: built with `construct`, so its validator is rarely needed (saves start-up)
+    # defer_build: built with `construct.build`, so its validator is rarely needed (saves start-up)
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     override: Override
@@ -310,9 +311,8 @@ class _Analyzer:
                     return
         if p.prefix != "~":
             origins[parts] = (seq, ov)
-            self.applied.append(construct(AppliedOverride, {
-                "override": ov, "key": p.key, "prefix": p.prefix, "value": p.value,
-                "existed": existed}))
+            self.applied.append(build(AppliedOverride, override=ov, key=p.key, prefix=p.prefix,
+                                      value=p.value, existed=existed))
             if not existed and p.prefix in ("+", "++"):
                 self._check_fields(state, ov, p, parts)
 
