@@ -57,8 +57,14 @@ class LaunchContext(ScenarioContext):
         at = src.data.find(entry.encode(), whole.start, whole.end) if entry else -1
         if at != -1:
             return src.span(at, at + len(entry.encode()))
-        eol = src.data.find(b"\n", whole.start, whole.end)
-        return src.span(whole.start, whole.end if eol == -1 else eol)
+        return self.head_span()
+
+    def head_span(self) -> Span:
+        """The launch command's first line (without its line ending)."""
+        src, start = self.source, self.launch.span.start
+        line0 = src.line_of(start)
+        line_end = src.line_starts[line0] + len(src.line_bytes(line0).rstrip(b"\r\n"))
+        return src.span(start, max(start, min(line_end, self.launch.span.end)))
 
 
 class Rule:

@@ -14,7 +14,7 @@ from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import normalize
 from verl_lint.rules.knowledge.fixes import (
-    build_fix, describe_origin, launch_head_span, value_span,
+    build_fix, describe_origin, value_span,
 )
 from verl_lint.rules.knowledge.schema import FixSpec
 from verl_lint.rules.origin import script_span
@@ -180,7 +180,7 @@ class DeviceEnvMismatch(Rule):
         if r is None or not isinstance(value, str) or value == "npu":
             return
         word = script_span(r)
-        span = value_span(ctx, word) if word is not None else launch_head_span(ctx)
+        span = value_span(ctx, word) if word is not None else ctx.head_span()
         fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
         yield self.diagnostic(
             span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu "

@@ -108,13 +108,6 @@ def _insertion(ctx: "LaunchContext", key: str, word: str, near: str | None,
     return _next_to(ctx, siblings[-1], word), True
 
 
-def launch_head_span(ctx: "LaunchContext") -> Span:
-    """The launch command's first line: where a finding about a default value points."""
-    start = ctx.launch.span.start
-    _, end = _line_bounds(ctx, start)
-    return ctx.source.span(start, max(start, min(end, ctx.launch.span.end)))
-
-
 def value_span(ctx: "LaunchContext", word: Span) -> Span:
     """The value token of the launch's override whose word is `word` (else `word`)."""
     for ov in ctx.launch.overrides:

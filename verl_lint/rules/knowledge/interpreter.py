@@ -10,7 +10,7 @@ from verl_lint.rules.knowledge.conditions import (
     MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
 )
 from verl_lint.rules.knowledge.fixes import (
-    build_fix, describe_origin, launch_head_span, value_span,
+    build_fix, describe_origin, value_span,
 )
 from verl_lint.rules.knowledge.schema import KeyRef
 from verl_lint.rules.origin import script_span
@@ -148,7 +148,7 @@ class KnowledgeRule(Rule):
             span = self._span_of(ctx, facts.config.get(key))
             if span is not None:
                 return span
-        return launch_head_span(ctx)
+        return ctx.head_span()
 
 
 def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:
