@@ -783,3 +783,11 @@ def test_required_key_missing_behind_passthrough_is_only_info(passthrough):
     [d] = [d for d in lint_text(text, path).diagnostics if d.code == "VL403"]
     assert d.severity.value == ("info" if passthrough else "error")
     assert d.message.endswith('(unless the caller passes it through "$@")') is passthrough
+
+
+def test_in_against_a_value_that_is_not_a_list_gives_no_verdict():
+    # `in: {key: other.key}` where other.key is a string compared character by character
+    from verl_lint.rules.knowledge.conditions import compare
+
+    assert compare("in", "a", "abc") is None and compare("not_in", "x", "abc") is None
+    assert compare("in", "a", ["a", "b"]) is True and compare("not_in", "a", ["a"]) is False

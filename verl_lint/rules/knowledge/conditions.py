@@ -105,6 +105,8 @@ def compare(op: str, actual: Any, expected: Any) -> bool | None:
     if op == "!=":
         return not _equal(actual, expected)
     if op in ("in", "not_in"):
+        if not isinstance(expected, (list, tuple)):
+            return None  # `in: {key: …}` whose value is not a list: no membership to test
         hit = any(_equal(actual, normalize(e)) for e in expected)
         return hit if op == "in" else not hit
     if op == "regex":
