@@ -871,7 +871,7 @@ class Interpreter:
                     fields = split
                 if not fields:
                     continue
-                if cur is None and len(fields) and k == len(pieces) - 1:
+                if cur is None and k == len(pieces) - 1:
                     out.extend(fields)
                     continue
                 for i, f in enumerate(fields):
