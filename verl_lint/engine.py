@@ -34,13 +34,6 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
 
 
-@dataclass(frozen=True)
-class FileContext(ScriptContext):
-    """ScriptContext plus what the engine decided for the file (for VL003)."""
-
-    version: "VersionChoice | None" = None
-
-
 @dataclass
 class FileReport:
     path: str
@@ -119,7 +112,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
 
     # (diagnostic, labels of the scenarios where it holds); script-scope findings hold everywhere
     found: list[tuple[Diagnostic, str | None]] = []
-    ctx = FileContext(path=path, source=source, model=model, settings=settings, version=version)
+    ctx = ScriptContext(path=path, source=source, model=model, settings=settings, version=version)
     for rule in rules["script"]:
         found.extend((d, None) for d in run.rule(rule, ctx))
 
@@ -136,7 +129,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
             label = srun.scenario.label
             labels.append(label)
             sctx = ScenarioContext(path=path, source=source, model=model, settings=settings,
-                                   run=srun)
+                                   run=srun, version=version)
             for rule in rules["scenario"]:
                 found.extend((d, label) for d in run.rule(rule, sctx))
             if not rules["launch"] or not srun.launches:
@@ -148,7 +141,8 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
             for launch in srun.launches:
                 analysis = _analysis(run, analyses, release, launch)
                 lctx = LaunchContext(path=path, source=source, model=model, settings=settings,
-                                     run=srun, launch=launch, release=release, analysis=analysis)
+                                     run=srun, launch=launch, release=release, analysis=analysis,
+                                     version=version)
                 for rule in rules["launch"]:
                     found.extend((d, label) for d in run.rule(rule, lctx))
 

@@ -9,7 +9,7 @@ The engine merges the same finding produced by several scenarios.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal
 
 from verl_lint.diagnostics import Diagnostic, Fix, Label, Severity, rule_url
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from verl_lint.shell.model import ScriptModel
     from verl_lint.verl.analysis import LaunchAnalysis
     from verl_lint.verl.effective import EffectiveConfig
-    from verl_lint.verl.release import VerlRelease
+    from verl_lint.verl.release import VerlRelease, VersionChoice
 
 Scope = Literal["script", "scenario", "launch"]
 
@@ -32,6 +32,7 @@ class ScriptContext:
     source: SourceText
     model: "ScriptModel"
     settings: "Settings"
+    version: "VersionChoice | None" = field(default=None, kw_only=True)  # the engine's choice
 
 
 @dataclass(frozen=True)

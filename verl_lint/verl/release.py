@@ -72,15 +72,22 @@ def installed_verl_version() -> str | None:
 
 def header_pin(script_text: str) -> str | None:
     """`verl==X` in the comment block at the top of the script (after the shebang)."""
-    for line in script_text.splitlines()[:40]:
+    where = header_pin_range(script_text)
+    return None if where is None else script_text[where[0]:where[1]]
+
+
+def header_pin_range(script_text: str) -> tuple[int, int] | None:
+    """Character range of X in the header comments' `verl==X` (VL003 points at it)."""
+    pos = 0
+    for n, line in enumerate(script_text.splitlines(keepends=True)):
         stripped = line.strip()
-        if not stripped:
-            continue
-        if not stripped.startswith("#"):
+        if n >= 40 or (stripped and not stripped.startswith("#")):
             break
-        m = _PIN.search(stripped)
+        m = _PIN.search(line)
         if m:
-            return m.group(1).rstrip(".")
+            version = m.group(1).rstrip(".")
+            return pos + m.start(1), pos + m.start(1) + len(version)
+        pos += len(line)
     return None
 
 

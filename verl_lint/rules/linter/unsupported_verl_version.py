@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
+from verl_lint.verl.release import header_pin_range
 from verl_lint.verl.versions import SUPPORTED_VERSIONS
 
 
@@ -53,17 +53,17 @@ class UnsupportedVerlVersion(Rule):
     scope = "script"
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
-        choice = getattr(ctx, "version", None)  # the engine's FileContext carries it
+        choice = ctx.version
         if choice is None or choice.supported:
             return
         requested = choice.requested or "?"
         span = ctx.source.span(0, 0)
         if choice.source == "script header":
-            # the `verl==X` pin in the header comments (verl_lint.verl.release.header_pin)
-            pin = re.search(rb"\bverl\s*==\s*v?(" + re.escape(requested.encode()) + rb")",
-                            ctx.source.data)
-            if pin is not None:
-                span = ctx.source.span(pin.start(1), pin.end(1))
+            where = header_pin_range(ctx.source.text)
+            if where is not None:
+                text = ctx.source.text
+                start = len(text[:where[0]].encode())
+                span = ctx.source.span(start, start + len(text[where[0]:where[1]].encode()))
         bundled = ", ".join(SUPPORTED_VERSIONS)
         yield self.diagnostic(
             span,
