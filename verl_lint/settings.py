@@ -214,12 +214,18 @@ def resolve_selectors(selectors: Iterable[str], key: str = "select") -> set[str]
     return out
 
 
-def _suggest(sel: str, rules) -> str:
+def closest_rule(text: str, rules) -> str | None:
+    """The rule code or name closest to a misspelled one (for "did you mean"), or None."""
     import difflib  # only for a bad selector: keeps it off the start-up path
 
     names = [r.code for r in rules] + [r.name for r in rules]
-    close = difflib.get_close_matches(sel, names, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _suggest(sel: str, rules) -> str:
+    close = closest_rule(sel, rules)
+    hint = f" (did you mean {close!r}?)" if close else ""
     return hint + "; run `verl-lint rule --all` to list rules"
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from typing import Any
@@ -63,6 +62,7 @@ def _in_fence(text: str, index: int) -> bool:
 def command(rule: str | None, show_all: bool, output_format: str) -> None:
     """Show the documentation of a rule (by code or name)."""
     from verl_lint.rules.registry import all_rules, get_rule
+    from verl_lint.settings import closest_rule
 
     if show_all == (rule is not None):
         click.echo("error: give a rule code or name, or --all", err=True)
@@ -72,9 +72,8 @@ def command(rule: str | None, show_all: bool, output_format: str) -> None:
     else:
         found = get_rule(rule)
         if found is None:
-            names = [r.code for r in all_rules()] + [r.name for r in all_rules()]
-            close = difflib.get_close_matches(rule, names, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            close = closest_rule(rule, all_rules())
+            hint = f" (did you mean {close!r}?)" if close else ""
             click.echo(f"error: unknown rule {rule!r}{hint}; `verl-lint rule --all` lists them",
                        err=True)
             sys.exit(2)
