@@ -29,6 +29,7 @@ from verl_lint.source import SourceText
 from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
 
 if TYPE_CHECKING:
+    from verl_lint.result_cache import ResultCache
     from verl_lint.verl.release import VersionChoice
 
 DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
@@ -304,20 +305,37 @@ def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
     return previous
 
 
+AUTO_JOBS_MIN_FILES = 48  # `jobs=None`: a process pool only pays for itself beyond this many
+
+
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
-               jobs: int = 1, display: Callable[[Path], str] = str) -> list[FileReport]:
-    """Lint files in the given order; `jobs > 1` uses a process pool (same output order)."""
+               jobs: int | None = 1, display: Callable[[Path], str] = str,
+               cache: "ResultCache | None" = None) -> list[FileReport]:
+    """Lint files in the given order; `jobs > 1` uses a process pool (same output order),
+    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting. With a
+    `cache`, unchanged files get their stored report and new clean reports are stored."""
     import gc
 
     frozen_before = gc.get_freeze_count()
     previous = tune_gc_for_batch(freeze=not frozen_before)  # never thaw what the caller froze
     try:
         tasks = [(p, settings_for(p), display(p)) for p in paths]
-        if jobs > 1 and len(tasks) > 1:
-            reports = _lint_parallel(tasks, jobs)
-            if reports is not None:
-                return reports
-        return [_lint_task(t) for t in tasks]
+        reports: list[FileReport | None] = [None] * len(tasks)
+        if cache is not None:
+            reports = [cache.load(*t) for t in tasks]
+        todo = [t for t, r in zip(tasks, reports) if r is None]
+        if jobs is None:
+            jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
+        fresh = _lint_parallel(todo, jobs) if jobs > 1 and len(todo) > 1 else None
+        if fresh is None:
+            fresh = [_lint_task(t) for t in todo]
+        linted = iter(fresh)
+        out = [r if r is not None else next(linted) for r in reports]
+        if cache is not None:
+            for (path, settings, _), report in zip(todo, fresh):
+                cache.store(path, settings, report)
+            cache.finish()
+        return out
     finally:  # a library caller keeps its own collector settings
         gc.set_threshold(*previous)
         if not frozen_before:

@@ -1,0 +1,205 @@
+"""The result cache: a re-run over unchanged files prints what the last run found (as ruff's).
+
+One entry per linted file and configuration, stored through `verl_lint.verl.cache` (atomic
+writes, so concurrent runs are safe: a reader sees an old entry, a new one or none) under
+`<cache dir>/<version>/results/`. The entry's *slot* is named by everything a file's findings
+depend on besides its bytes — the path it is shown as and its absolute path, the resolved
+settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
+(`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
+SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
+old one in the same slot, so the cache grows with files × configurations, not with edits;
+`MAX_ENTRIES` bounds it anyway. A file that ran out of time, or could not be read, is linted
+again next time.
+
+`--no-cache` or `VERL_LINT_NO_CACHE=1` turn it off; `verl-lint clean` empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from verl_lint.verl import cache as disk
+
+if TYPE_CHECKING:
+    from verl_lint.engine import FileReport
+    from verl_lint.settings import Settings
+
+NAMESPACE = "results"
+MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def enabled() -> bool:
+    return not os.environ.get("VERL_LINT_NO_CACHE")
+
+
+def _tree_stamp(root: Path, *, suffixes: tuple[str, ...] | None = None) -> str:
+    """Names, sizes and modification times of the files under `root` (symlinks followed, as
+    the built-in rules folder is one): any edit, install or upgrade changes it."""
+    h = hashlib.sha1()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if suffixes is not None and not name.endswith(suffixes):
+                continue
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            h.update(f"{folder[len(str(root)):]}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_stamp() -> str:
+    """verl-lint's version and its code, rules and bundled data (a development checkout keeps
+    its version number while its code changes)."""
+    from verl_lint import __version__
+
+    return f"{__version__}:{_tree_stamp(_PACKAGE, suffixes=('.py', '.json', '.gz', '.yaml', '.yml'))}"
+
+
+@lru_cache(maxsize=1)
+def verl_key() -> str:
+    """The verl the launches are judged against, as far as it is not in the file or the
+    settings: for now the bundled releases' data (which release a file gets follows from its
+    text and settings) and the installed verl's version, which `choose_version` prefers.
+    The one place to make it the resolved verl source's content hash."""
+    from verl_lint.verl.release import installed_verl_version
+
+    data = _tree_stamp(_PACKAGE / "verl" / "data")
+    return f"bundled:{data};installed:{installed_verl_version()}"
+
+
+def _runtime_rules() -> str:
+    """Rules registered at run time from outside verl-lint (a test's or a plugin's): their code
+    is not in `code_stamp`. The built-in ones need not be loaded to know this."""
+    from verl_lint.rules import registry
+
+    outside = sorted(f"{code}={cls.__module__}.{cls.__qualname__}"
+                     for code, cls in registry._RULES.items()
+                     if not cls.__module__.startswith("verl_lint."))
+    return ",".join(outside)
+
+
+def _settings_print(settings: "Settings") -> str:
+    extend = ";".join(f"{p}:{_tree_stamp(Path(p), suffixes=('.yaml', '.yml'))}"
+                      for p in settings.extend_rules)
+    return (f"{settings.model_dump_json()}|config={settings.config_file}"
+            f"|cli-version={settings.verl_version_from_cli}|extend={extend}")
+
+
+class ResultCache:
+    """One run's view of the cache (settings fingerprints are worked out once per Settings)."""
+
+    def __init__(self) -> None:
+        self._prints: dict[int, tuple["Settings", str]] = {}
+        self._rules: str | None = None
+        self.hits = 0
+        self.stored = 0
+
+    def _slot(self, path: Path, display: str, settings: "Settings") -> str:
+        entry = self._prints.get(id(settings))
+        if entry is None or entry[0] is not settings:
+            entry = self._prints[id(settings)] = (settings, _settings_print(settings))
+        where = f"{display}\0{os.path.abspath(path)}"
+        if settings.config_file is None and settings.per_file_ignores:
+            where += f"\0{os.getcwd()}"  # per-file-ignores are relative to the working directory
+        if self._rules is None:
+            self._rules = _runtime_rules()
+        return f"{code_stamp()}\0{verl_key()}\0{self._rules}\0{entry[1]}\0{where}"
+
+    def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
+        """The stored report for this file as it is now, or None (read it and lint it)."""
+        from verl_lint.engine import FileReport, read_script
+
+        source, problem = read_script(path)
+        if source is None:
+            return None
+        found = disk.load(NAMESPACE, self._slot(path, display, settings))
+        if found is disk.MISS or found[0] != _digest(source.data):
+            return None
+        _, diagnostics, version, error = found
+        self.hits += 1
+        return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
+                          source=source)
+
+    def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
+        # a crashing rule crashes again on the same input (and keeps the others' findings),
+        # but running out of time depends on the machine's load: not stored
+        if report.source is None or (report.error and "time budget" in report.error):
+            return
+        disk.store(NAMESPACE, self._slot(path, report.path, settings),
+                   (_digest(report.source.data), report.diagnostics, report.version,
+                    report.error))
+        self.stored += 1
+
+    def finish(self) -> None:
+        """Keep the cache bounded (only a run that wrote entries can have grown it)."""
+        if self.stored:
+            prune(MAX_ENTRIES)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _results_dir() -> Path | None:
+    root = disk.cache_root()
+    return None if root is None else root / NAMESPACE
+
+
+def prune(limit: int) -> int:
+    """Delete the oldest entries beyond `limit` (down to 90% of it); returns how many."""
+    folder = _results_dir()
+    if folder is None:
+        return 0
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.endswith(".pickle")]
+    except OSError:
+        return 0
+    if len(entries) <= limit:
+        return 0
+
+    def mtime(entry: os.DirEntry) -> float:
+        try:
+            return entry.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    entries.sort(key=mtime)
+    removed = 0
+    for entry in entries[:len(entries) - int(limit * 0.9)]:
+        try:
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            pass  # another run removed or replaced it
+    return removed
+
+
+def clean() -> list[Path]:
+    """Delete every cache verl-lint made (results and verl configs, all versions) in the cache
+    directory; returns the folders removed. Only version-named folders are touched: the
+    directory itself may be one the user chose (`VERL_LINT_CACHE_DIR`) and holds other things."""
+    import re
+    import shutil
+
+    root = disk.cache_root()
+    if root is None:
+        return []
+    base = root.parent
+    removed = []
+    try:
+        children = list(base.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        if child.is_dir() and not child.is_symlink() and re.fullmatch(r"\d+\.\d+[\w.+-]*", child.name):
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child)
+    return removed
