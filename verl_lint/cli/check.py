@@ -55,6 +55,7 @@ class CheckOptions:
     show_fixes: bool = False
     add_suppressions: bool = False
     no_cache: bool = False
+    watch: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,10 @@ def run_check(opts: CheckOptions) -> int:
         if opts.show_settings:
             show_settings(opts, settings_for)
             return 0
+        if opts.watch:
+            from verl_lint.watch import run_watch
+
+            return run_watch(opts)
         targets = find_targets(opts, settings_for)
         # fixes.py (and difflib) only load when a fix option is given
         if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
@@ -287,6 +292,8 @@ def run_check(opts: CheckOptions) -> int:
                    "more than a few dozen files need linting, else 1).")
 @click.option("--no-cache", is_flag=True,
               help="Neither read nor write the result cache (also VERL_LINT_NO_CACHE=1).")
+@click.option("--watch", is_flag=True,
+              help="Lint again whenever a file changes (only the changed files), until Ctrl-C.")
 @click.option("--stdin-filename", metavar="PATH",
               help="With `-`: the path the script on stdin is reported (and configured) as.")
 @click.option("--force-exclude", is_flag=True,
