@@ -271,3 +271,20 @@ def test_watch_cli_end_to_end(tmp_path, cache_dir):
 def test_watch_refuses_stdin_and_fixes():
     assert cli("check", "--watch", "-").exit_code == 2
     assert "only reports" in cli("check", "--watch", "--fix", ".").output
+
+
+def test_jobs_default_uses_a_pool_only_for_many_files(scripts, monkeypatch):
+    from verl_lint import engine
+
+    files = sorted(scripts.glob("*.sh"))
+    serial = [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=1)]
+    pools = []
+    real = engine._lint_parallel
+    monkeypatch.setattr(engine, "_lint_parallel",
+                        lambda tasks, jobs: pools.append(jobs) or real(tasks, jobs))
+    assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=None)] == serial
+    assert pools == []  # fewer files than AUTO_JOBS_MIN_FILES: serial
+    monkeypatch.setattr(engine, "AUTO_JOBS_MIN_FILES", 4)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=None)] == serial
+    assert pools == [2]

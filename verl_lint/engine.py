@@ -343,14 +343,19 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
 
 
 def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
+    import multiprocessing
+    import sys
     from concurrent.futures import ProcessPoolExecutor
 
-    # rules loaded before the pool starts are inherited by forked workers
+    # rules loaded before the pool starts are inherited by forked workers; fork explicitly on
+    # Linux (Python 3.14 defaults to forkserver there, whose workers would import everything
+    # again), the platform default elsewhere (macOS: spawn)
     from verl_lint.rules.registry import all_rules
 
     all_rules()
+    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
             chunk = max(1, len(tasks) // (jobs * 4))
             return list(pool.map(_lint_task, tasks, chunksize=chunk))
     except (OSError, NotImplementedError, PermissionError):
