@@ -101,7 +101,9 @@ def collect(args, work: Path) -> tuple[list[Path], str]:
         if folder.is_dir():
             shutil.copytree(folder, target, symlinks=False)
             found = sorted(p for p in target.rglob("*") if p.is_file() and is_script(p))
-            origin.append(f"{len(found)} from {folder}")
+            name = ("verl's launch scripts, ../shared/corpus/verl-head"
+                    if folder.resolve() == VERL_CORPUS.resolve() else str(folder))
+            origin.append(f"{len(found)} from {name}")
         else:
             target.mkdir()
             shutil.copyfile(folder, target / folder.name)
@@ -176,7 +178,7 @@ def print_stages(r: dict) -> list[str]:
     lines = [f"per stage (CPU time), one cold process, -j 1, {n} files: {r['lint_s']:.2f} s "
              f"linting ({r['lint_s'] / n * 1e3:.2f} ms/file) after {r['imports_s'] * 1e3:.0f} ms "
              "of start-up and imports"]
-    for name, v in [*main, ("engine rest (settings, merge, suppressions)", rest)]:
+    for name, v in [*main, ("engine rest (loading the rules, merge, …)", rest)]:
         lines.append(f"  {name:<44} {v * 1e3:7.0f} ms  {v / r['lint_s'] * 100:5.1f}%  "
                      f"{v / n * 1e3:6.2f} ms/file")
     top = sorted(rules.items(), key=lambda kv: -kv[1])[:8]
