@@ -326,23 +326,30 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         todo = [t for t, r in zip(tasks, reports) if r is None]
         if jobs is None:
             jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
-        fresh = _lint_parallel(todo, jobs) if jobs > 1 and len(todo) > 1 else None
-        if fresh is None:
-            fresh = [_lint_task(t) for t in todo]
-        linted = iter(fresh)
-        out = [r if r is not None else next(linted) for r in reports]
+        fresh: list[FileReport] = []
+
+        def done(task: tuple[Path, Settings, str], report: FileReport) -> None:
+            fresh.append(report)
+            if cache is not None:  # while the workers lint the next files
+                cache.store(task[0], task[1], report)
+
+        if not (jobs > 1 and len(todo) > 1 and _lint_parallel(todo, jobs, done)):
+            fresh.clear()
+            for t in todo:
+                done(t, _lint_task(t))
         if cache is not None:
-            for (path, settings, _), report in zip(todo, fresh):
-                cache.store(path, settings, report)
             cache.finish()
-        return out
+        linted = iter(fresh)
+        return [r if r is not None else next(linted) for r in reports]
     finally:  # a library caller keeps its own collector settings
         gc.set_threshold(*previous)
         if not frozen_before:
             gc.unfreeze()
 
 
-def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
+def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None]) -> bool:
+    """Lint `tasks` in a process pool, calling `done(task, report)` in order as reports
+    arrive; False when this platform has no process support (nothing was reported then)."""
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor
@@ -357,7 +364,9 @@ def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
             chunk = max(1, len(tasks) // (jobs * 4))
-            return list(pool.map(_lint_task, tasks, chunksize=chunk))
+            for task, report in zip(tasks, pool.map(_lint_task, tasks, chunksize=chunk)):
+                done(task, report)
+            return True
     except (OSError, NotImplementedError, PermissionError):
-        return None  # no process support here (sandbox): lint serially
+        return False  # no process support here (sandbox): the caller lints serially
 
