@@ -56,7 +56,7 @@ def parts_value(parts: Parts) -> "str | Unknown":
         out.append(v)
     if size > MAX_VALUE:
         return TOO_LONG
-    head = parts[0].value
+    head = parts[0].value if parts else ""
     if isinstance(head, Anchored):
         return Anchored(reason=head.reason, anchor=head.anchor, rest=head.rest + "".join(out))
     return "".join(out)
