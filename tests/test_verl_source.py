@@ -263,3 +263,32 @@ def test_bundled_data_lists_converted_nodes_with_evidence():
     assert all(":" in c["evidence"] for c in meta["converted"])
     assert "verl.trainer.main_ppo_sync" in data.release_meta("0.8.0")["modules"]
     assert "verl.trainer.main_ppo_sync" not in meta["modules"]
+
+
+def test_conversions_are_per_entry_point():
+    """The generation server never builds the rollout's dataclass from `reward`, and main_eval
+    converts nothing: sites only count for the entry points whose code can reach them."""
+    meta = data.release_meta("0.9.1")["entry_points"]
+    assert meta["verl.trainer.main_eval"]["converts"] == {}
+    assert "rollout" in meta["verl.trainer.main_ppo"]["converts"]
+    assert "rollout" not in meta["verl.trainer.main_generation_server"]["converts"]
+    rel = load_release("0.9.1")
+    ev = rel.entry_point("verl.trainer.main_eval")
+    assert rel.converts(("actor_rollout_ref", "actor"), ev) is None
+    assert rel.converts(("actor_rollout_ref", "actor"), rel.entry_point("verl.trainer.main_ppo"))
+
+
+def test_verl_source_on_the_command_line(fork, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from verl_lint.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    outside = tmp_path / "run.sh"
+    outside.write_text((fork / "examples/run_fork.sh").read_text())
+    args = ["check", "--format", "json", "--exit-zero", str(outside)]
+    upstream = json.loads(CliRunner().invoke(main, args).output)
+    own = json.loads(CliRunner().invoke(main, [*args, "--verl-source", str(fork)]).output)
+    codes = {d["code"] for d in upstream["diagnostics"]}
+    assert {"VL201", "VL208"} <= codes
+    assert not {"VL201", "VL205", "VL208"} & {d["code"] for d in own["diagnostics"]}

@@ -355,6 +355,8 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
         update["ignore"] = tuple(cli_values.ignore)
     if "verl_version" in given:
         update["verl_version_from_cli"] = True
+    elif "verl_source" in given:
+        update["verl_version"] = None  # `--verl-source` beats the configured `verl-version`
     for key in ("select", "extend_select", "ignore"):
         if key in given:
             resolve_selectors(getattr(cli_values, key), f"--{_kebab(key)}")

@@ -462,7 +462,7 @@ class _Analyzer:
                 return
             fields = self.release.fields_of(node.get("_target_"))
             if fields is not None and k not in fields and k != "_target_":
-                evidence = self.release.converts(parts[:i])
+                evidence = self.release.converts(parts[:i], self.entry)
                 if evidence is None:
                     return  # verl reads this node with `.get()`: an extra key is harmless
                 owner = ".".join(parts[:i]) or "<root>"

@@ -151,6 +151,9 @@ class EntryPoint(BaseModel):
     config_name: str
     search: list[str] = []
     evidence: str | None = None  # file:line of the `@hydra.main`
+    # {config node: file:line} the code this entry point can reach converts into dataclasses;
+    # None when not mined (a workspace module outside the verl tree: every site counts)
+    converts: dict[str, str] | None = None
 
 
 class VerlRelease:
@@ -233,23 +236,16 @@ class VerlRelease:
         """Field name → annotation of the dataclass a `_target_` names, None when unknown."""
         return self.dataclasses.get(target) if isinstance(target, str) else None
 
-    @lru_cache(maxsize=None)
-    def converts(self, path: tuple[str, ...]) -> str | None:
-        """Evidence (file:line) that verl's code converts the config node at `path` (or a node
-        above it: instantiation is recursive) into its dataclass, else None. A converting call
-        names its node by the attribute chain it reads (`self.config.actor`), so a chain
-        matches every node it ends in."""
+    def converts(self, path: tuple[str, ...], entry: EntryPoint | None = None) -> str | None:
+        """Evidence (file:line) that verl's code — the code `entry` can reach, when known —
+        converts the config node at `path` (or a node above it: instantiation is recursive)
+        into its dataclass, else None. A converting call names its node by the attribute chain
+        it reads (`self.config.actor`), so a chain matches every node it ends in."""
         if self.converted is None:
             return "every `_target_` node (data without conversion sites)"
-        best: tuple[int, str] | None = None  # the most specific chain is the best evidence
-        for i in range(len(path), 0, -1):
-            node = ".".join(path[:i])
-            for site in self.converted:
-                chain = site["node"]
-                if (node == chain or node.endswith("." + chain)) and \
-                        (best is None or chain.count(".") > best[0]):
-                    best = (chain.count("."), site["evidence"])
-        return None if best is None else best[1]
+        sites = self.converted if entry is None or entry.converts is None else \
+            tuple({"node": k, "evidence": v} for k, v in entry.converts.items())
+        return _converting_site(path, tuple((s["node"], s["evidence"]) for s in sites))
 
     # --- curated knowledge, as it applies to this release -----------------------------------
 
@@ -316,6 +312,18 @@ def release_for(choice: VersionChoice) -> VerlRelease:
     from verl_lint.verl.configs import tree_release
 
     return tree_release(Path(choice.path), choice.version)
+
+
+@lru_cache(maxsize=4096)
+def _converting_site(path: tuple[str, ...], sites: tuple[tuple[str, str], ...]) -> str | None:
+    best: tuple[int, str] | None = None  # the most specific chain is the best evidence
+    for i in range(len(path), 0, -1):
+        node = ".".join(path[:i])
+        for chain, evidence in sites:
+            if (node == chain or node.endswith("." + chain)) and \
+                    (best is None or chain.count(".") > best[0]):
+                best = (chain.count("."), evidence)
+    return None if best is None else best[1]
 
 
 def _yaml_files(base: Path):

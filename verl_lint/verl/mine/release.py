@@ -30,13 +30,18 @@ def mine_release(files: Files) -> dict[str, Any]:
     for d in dirs:
         groups[d], names[d] = config_groups(files, d)
     targets = yaml_targets(files, dirs)
+    sites = converted_nodes(files)
+    for module, ep in entry_points.items():
+        ep["converts"] = {}
+        for site in entry_conversions(files, module, sites):
+            ep["converts"].setdefault(site["node"], site["evidence"])
     return {
         "version": tree_version(files),
         "entry_points": entry_points,
         "groups": groups,
         "config_names": names,
         "dataclasses": dataclass_fields(files, targets),
-        "converted": converted_nodes(files),
+        "converted": sites,
         "registries": registries(files),
         "modules": sorted(python_modules(files)),
     }
@@ -271,7 +276,7 @@ def converted_nodes(files: Files) -> list[dict[str, str]]:
     plain local name (`omega_conf_to_dataclass(rollout_config)`) names no node and is skipped.
     A node no call converts is read with `.get()` (verl's `reward` section): Hydra's `+key` under
     it is accepted and never checked against the dataclass."""
-    out: dict[str, str] = {}
+    out: dict[tuple[str, str], str] = {}  # (node, file) → file:line of its first call there
     for path in sorted(files):
         raw = files[path]
         if not path.endswith(".py") or not any(c.encode() + b"(" in raw for c in _CONVERTERS):
@@ -285,9 +290,42 @@ def converted_nodes(files: Files) -> list[dict[str, str]]:
                     _dotted(node.func).rpartition(".")[2] in _CONVERTERS):
                 continue
             chain = _config_chain(node.args[0])
-            if chain and chain not in out:
-                out[chain] = f"{path}:{node.lineno}"
-    return [{"node": k, "evidence": v} for k, v in sorted(out.items())]
+            if chain:
+                out.setdefault((chain, path), f"{path}:{node.lineno}")
+    return [{"node": k[0], "evidence": v} for k, v in sorted(out.items())]
+
+
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w, \t()*]+)|import[ \t]+([\w.]+))",
+                     re.M)
+
+
+def reachable_modules(files: Files, entry: str) -> set[str]:
+    """The tree's modules an entry module can import, directly or through others (any
+    `import` line, function-level ones included: verl imports lazily): where the code that
+    runs for that entry point can be."""
+    modules = {module_name(p): p for p in files if p.endswith(".py")}
+    seen, stack = {entry}, [entry]
+    while stack:
+        path = modules.get(stack.pop())
+        if path is None:
+            continue
+        for base, names, plain in _IMPORT.findall(files[path]):
+            base = (base or plain).decode()
+            found = {base} | {f"{base}.{n}" for n in re.findall(r"\w+", names.decode())}
+            parts = base.split(".")
+            found |= {".".join(parts[:i]) for i in range(1, len(parts))}
+            for dep in found:
+                if dep in modules and dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+    return seen
+
+
+def entry_conversions(files: Files, entry: str, sites: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The conversion sites (`converted_nodes`) in modules `entry` can reach."""
+    modules = reachable_modules(files, entry)
+    reach = {p for p in files if p.endswith(".py") and module_name(p) in modules}
+    return [site for site in sites if site["evidence"].rpartition(":")[0] in reach]
 
 
 def _config_chain(expr: ast.AST) -> str | None:
