@@ -45,3 +45,17 @@ def test_vl106_brace_word_is_a_warning():
 def test_vl106_sliced_arguments_are_info_and_keep_the_fix():
     (d,) = findings("VL106/bad_sliced_arguments")
     assert d.severity == Severity.INFO and d.fix is not None
+
+
+# ---- VL209: a dead value the run uses anyway is redundant, not a wrong run ------------------
+
+def test_vl209_grad_clip_equal_to_clip_grad_is_info():
+    assert severities("VL209/bad_grad_clip_redundant_091") == [(22, Severity.INFO)]
+
+
+def test_vl209_grad_clip_that_differs_is_a_warning():
+    assert severities("VL209/bad_grad_clip_080") == [(11, Severity.WARNING)]
+
+
+def test_vl209_legacy_reward_manager_other_than_the_default_is_a_warning():
+    assert {s for _, s in severities("VL209/bad_legacy_reward_091")} == {Severity.WARNING}
