@@ -59,3 +59,69 @@ def test_vl209_grad_clip_that_differs_is_a_warning():
 
 def test_vl209_legacy_reward_manager_other_than_the_default_is_a_warning():
     assert {s for _, s in severities("VL209/bad_legacy_reward_091")} == {Severity.WARNING}
+
+
+# ---- VL204: renamed, removed, removed after verl had stopped reading it ---------------------
+
+def _apply(text: str, diagnostics) -> str:
+    data = text.encode()
+    for e in sorted((e for d in diagnostics if d.fix for e in d.fix.edits),
+                    key=lambda e: e.start, reverse=True):
+        data = data[:e.start] + e.replacement.encode() + data[e.end:]
+    return data.decode()
+
+
+def _bash_ok(text: str) -> bool:
+    import subprocess
+
+    return subprocess.run(["bash", "-n"], input=text.encode(), capture_output=True).returncode == 0
+
+
+def test_vl204_never_read_key_is_deleted_not_renamed():
+    found = findings("VL204/bad_grad_offload_never_read_091")
+    assert all("never had an effect" in d.message and "renamed" not in d.message for d in found)
+    text = (ROOT / "VL204/bad_grad_offload_never_read_091.sh").read_text()
+    fixed = _apply(text, found)
+    assert "grad_offload" not in fixed.split("set -xeuo pipefail", 1)[1]
+    assert fixed.rstrip().endswith("critic.megatron.param_offload=True")  # the chain still ends
+    assert _bash_ok(fixed)
+    path = ROOT / "VL204/fixed.sh"
+    assert not [d for d in lint_text(fixed, path, ["--select", "VL204,VL104"]).diagnostics]
+
+
+def test_vl204_new_key_already_set_deletes_the_old_only_when_equal():
+    found = findings("VL204/bad_renamed_key_new_key_also_set")
+    by_line = {d.span.line: d for d in found}
+    assert by_line[12].fix is not None and by_line[15].fix is None  # 512 == 512; 3.0 != 2.0
+    text = (ROOT / "VL204/bad_renamed_key_new_key_also_set.sh").read_text()
+    fixed = _apply(text, found)
+    assert "rollout.update_weights_bucket_megabytes" not in fixed and _bash_ok(fixed)
+    assert "algorithm.rollout_is_threshold=3.0" in fixed
+
+
+@pytest.mark.parametrize("tail", ["    c.d=2 \\\n    old.k=1\n", "    old.k=1 \\\n    c.d=2\n",
+                                  "    c.d=2 old.k=1 \\\n    e.f=3\n"])
+def test_vl204_delete_keeps_the_continuation_chain(tail):
+    from types import SimpleNamespace
+
+    from verl_lint.rules.overrides.renamed_override_key import _delete_word
+    from verl_lint.source import SourceText
+
+    text = "python3 -m verl.trainer.main_ppo \\\n" + tail + "echo done\n"
+    src = SourceText(text.encode())
+    at = text.index("old.k=1")
+    ctx = SimpleNamespace(source=src, launch=SimpleNamespace(overrides=[]))
+    fix = _delete_word(ctx, src.span(at, at + len("old.k=1")), "t")
+    (e,) = fix.edits
+    out = text[:e.start] + e.replacement + text[e.end:]
+    assert "old.k" not in out
+
+    def args(script: str) -> list[str]:  # what bash passes: the oracle
+        import subprocess
+
+        shim = "python3() { printf '<%s>' \"$@\"; echo; }\n"
+        return subprocess.run(["bash", "-c", shim + script], capture_output=True,
+                              text=True, check=True).stdout.splitlines()
+
+    before, after = args(text), args(out)
+    assert after == [before[0].replace("<old.k=1>", ""), "done"]
