@@ -24,6 +24,20 @@ from verl_lint.verl.versions import in_range
 #   ppo_micro_batch_size_per_gpu and the rollout's log_prob_micro_batch_size_per_gpu must be set;
 #   the deprecated global keys are not converted any more.
 ALL = ">=0.4.0"
+# The entry points whose code builds the actor/rollout/ref/critic workers and runs the checks
+# above (read per release in verl's source): main_ppo (validate_config at
+# verl/trainer/main_ppo.py:261 @0.6.0, :255 @0.8.0, :177 @0.9.1; RayPPOTrainer._validate_config
+# at verl/trainer/ppo/ray_trainer.py:415 @0.4.0–0.5.0), main_ppo_sync (:1856 @0.8.0),
+# main_ppo_v0 (:179 @0.9.0–0.9.1), one_step_off_policy.main_ppo (:53 @0.8.0, :52 @0.9.1), and
+# fully_async_main, whose workers are the engine workers (verl/workers/engine_workers.py:636-637
+# @0.9.1 assert the per-GPU keys). main_generation_server only starts rollout replicas from
+# `actor_rollout_ref.rollout` (verl/trainer/main_generation_server.py:40-52 @0.9.1): no actor,
+# ref or critic is built there, so none of these keys is read.
+TRAINING_ENTRY_POINTS = (
+    "verl.trainer.main_ppo", "verl.trainer.main_ppo_sync", "verl.trainer.main_ppo_v0",
+    "verl.experimental.one_step_off_policy.main_ppo",
+    "verl.experimental.fully_async_policy.fully_async_main",
+)
 # (section, global key, gating dynamic-bsz key, needs a per-GPU key on the engine workers)
 SECTIONS = (
     (ACTOR, "ppo_micro_batch_size", f"{ACTOR}.use_dynamic_bsz", True),
@@ -31,6 +45,14 @@ SECTIONS = (
     (REF, "log_prob_micro_batch_size", f"{ACTOR}.use_dynamic_bsz", False),
     ("critic", "ppo_micro_batch_size", "critic.use_dynamic_bsz", False),
 )
+
+
+def _own_unknown_words(ctx: LaunchContext) -> bool:
+    """A word of the launch that the script itself fills with words it cannot know (an
+    unquoted `$ACTOR_CONFIG`), as opposed to the caller's `"$@"`."""
+    src = ctx.source
+    return any(not src.slice(p.span).strip('"').startswith(("$@", "${@", "$*", "${*"))
+               for p in ctx.launch.passthrough)
 
 
 @register
@@ -48,6 +70,15 @@ class MicroBatchConflict(Rule):
     ## Why is this bad?
     verl rejects both and neither in `validate_config`; the global-only case passes validation
     and fails with a bare `AssertionError` when the workers initialise their models.
+
+    Where it applies: the training entry points whose code builds the actor, rollout, ref and
+    critic workers — `main_ppo`, `main_ppo_sync` (0.8.0), `main_ppo_v0` (0.9.x),
+    `one_step_off_policy.main_ppo` and `fully_async_main` — on every release from 0.4.0; the
+    global-only case from 0.7.0 on the engine workers (from 0.8.0 the only ones). Not
+    `main_generation_server`, which starts rollout replicas only and reads none of these keys.
+    When a word of the launch is the script's own unquoted variable whose value is not known
+    (`$ACTOR_CONFIG` holding `$HOME`), the missing key may be in it: no finding. A caller's
+    `"$@"` makes the missing-key case `info`.
 
     ## Example
     ```bash
@@ -83,7 +114,8 @@ class MicroBatchConflict(Rule):
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         config = ctx.config
-        if config is None or not is_ppo(config) or not in_range(config.version, ALL):
+        if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
+                or ctx.analysis.entry not in TRAINING_ENTRY_POINTS:
             return
         for section, key, dynamic_key, per_gpu_required in SECTIONS:
             yield from collect([
@@ -113,6 +145,8 @@ class MicroBatchConflict(Rule):
                 labels=labels,
                 help=f"remove {legacy.key} and keep {per_gpu.key}")
         if legacy.value is None and per_gpu.value is None:
+            if _own_unknown_words(ctx):
+                return None  # the script's own unknown expansion may well hold the key
             # Nothing to edit: the key must be added to the launch.
             span, labels = place(ctx.launch.span, [], [dynamic])
             # `"$@"` may pass the key: the script alone cannot tell, so only say it softly.
