@@ -260,7 +260,7 @@ def test_vl403_fires_on_npu_080_and_fix_adds_an_npu_block():
     assert len(diags) == 1
     d = diags[0]
     assert "mm_processor_cache_gb" in d.message and "not set" in d.message
-    assert ctx.source.slice(d.span) == "vllm"
+    assert ctx.source.slice(d.span) == "ROLLOUT=("  # where the fix adds the npu block
     fixed = apply_fix(ctx, d.fix)
     # ROLLOUT is shared by both devices and no device branch follows it: a new npu block
     assert ("    actor_rollout_ref.rollout.gpu_memory_utilization=0.6\n"
