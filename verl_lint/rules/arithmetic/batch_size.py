@@ -7,6 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import DataParallel, data_parallel
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers,
     get_bool, get_int, get_str, is_ppo, legacy_workers, place, where, world,
 )
@@ -110,7 +111,7 @@ class BatchSizeNotDivisible(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
+        config = config_of(ctx)
         if config is None or not is_ppo(config) or not in_range(config.version, ALL):
             return
         yield from collect([lambda: self._real_train_batch(ctx)])
@@ -125,7 +126,7 @@ class BatchSizeNotDivisible(Rule):
     # -- validate_config -------------------------------------------------------------------
 
     def _real_train_batch(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if _dynamic(config, ACTOR):
             return None
         tbs = get_int(config, "data.train_batch_size")
@@ -156,7 +157,7 @@ class BatchSizeNotDivisible(Rule):
             help=f"make train_batch_size × rollout.n a multiple of {minimal}")
 
     def _train_ge_mini(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if _dynamic(config, section):
@@ -176,7 +177,7 @@ class BatchSizeNotDivisible(Rule):
             help=f"use a {section}.ppo_mini_batch_size of at most {tbs.value}")
 
     def _global_micro(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if _dynamic(config, section):
@@ -211,7 +212,7 @@ class BatchSizeNotDivisible(Rule):
     # -- workers ---------------------------------------------------------------------------
 
     def _mini_per_rank(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         engine = engine_workers(config)
@@ -254,7 +255,7 @@ class BatchSizeNotDivisible(Rule):
                               f"{local}")
 
     def _log_prob_micro(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not engine_workers(config):
             return None
         if get_bool(config, f"{ROLLOUT}.log_prob_use_dynamic_bsz").value:

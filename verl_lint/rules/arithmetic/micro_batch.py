@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ACTOR, REF, ROLLOUT, collect, critic_in_use, engine_workers, get_bool, get_int, is_ppo,
     place, ref_in_use, where,
 )
@@ -45,14 +46,6 @@ SECTIONS = (
     (REF, "log_prob_micro_batch_size", f"{ACTOR}.use_dynamic_bsz", False),
     ("critic", "ppo_micro_batch_size", "critic.use_dynamic_bsz", False),
 )
-
-
-def _own_unknown_words(ctx: LaunchContext) -> bool:
-    """A word of the launch that the script itself fills with words it cannot know (an
-    unquoted `$ACTOR_CONFIG`), as opposed to the caller's `"$@"`."""
-    src = ctx.source
-    return any(not src.slice(p.span).strip('"').startswith(("$@", "${@", "$*", "${*"))
-               for p in ctx.launch.passthrough)
 
 
 @register
@@ -113,7 +106,7 @@ class MicroBatchConflict(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
+        config = config_of(ctx)
         if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
                 or ctx.analysis.entry not in TRAINING_ENTRY_POINTS:
             return
@@ -123,7 +116,7 @@ class MicroBatchConflict(Rule):
 
     def _check(self, ctx: LaunchContext, section: str, key: str, dynamic_key: str,
                per_gpu_required: bool) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if section == REF and not ref_in_use(config):
             return None
         if section == "critic" and not critic_in_use(config):
@@ -145,8 +138,6 @@ class MicroBatchConflict(Rule):
                 labels=labels,
                 help=f"remove {legacy.key} and keep {per_gpu.key}")
         if legacy.value is None and per_gpu.value is None:
-            if _own_unknown_words(ctx):
-                return None  # the script's own unknown expansion may well hold the key
             # Nothing to edit: the key must be added to the launch.
             span, labels = place(ctx.launch.span, [], [dynamic])
             # `"$@"` may pass the key: the script alone cannot tell, so only say it softly.

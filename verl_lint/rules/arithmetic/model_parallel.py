@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ACTOR, REF, Operand, Skip, World, arithmetic, collect, critic_in_use, culprits, get_int,
     get_str, place, product, ref_in_use, world,
 )
@@ -75,7 +76,7 @@ class ModelParallelDoesNotDivide(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
+        config = config_of(ctx)
         if config is None:
             return
         seen: set[tuple[str, tuple[int, ...]]] = set()
@@ -87,7 +88,7 @@ class ModelParallelDoesNotDivide(Rule):
 
     def _check(self, ctx: LaunchContext, role: str, section: str, grid: str,
                seen: set) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if get_str(config, f"{section}.strategy").value != "megatron":
             return None
         if role == "ref" and not ref_in_use(config):

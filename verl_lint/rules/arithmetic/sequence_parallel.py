@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ACTOR, FSDP_STRATEGIES, REF, collect, critic_in_use, get_bool, get_int, get_str, place, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
@@ -81,14 +82,14 @@ class SequenceParallelNeedsRemovePadding(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        if ctx.config is None:
+        if config_of(ctx) is None:
             return
         for role, section, model_key, sp_keys in ROLES:
             yield from collect([lambda: self._check(ctx, role, section, model_key, sp_keys)])
 
     def _check(self, ctx: LaunchContext, role: str, section: str, model_key: str,
                sp_keys: tuple[tuple[str, str], ...]) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if get_str(config, f"{section}.strategy").value not in FSDP_STRATEGIES:

@@ -7,6 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import sp_operands
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool,
     get_int, get_str, literal_fix, place, ref_in_use, where,
 )
@@ -101,7 +102,7 @@ class TokenBudgetTooSmall(Rule):
     fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
+        config = config_of(ctx)
         if config is None or not in_range(config.version, ALL):
             return
         seen: set[tuple] = set()
@@ -112,7 +113,7 @@ class TokenBudgetTooSmall(Rule):
 
     def _check(self, ctx: LaunchContext, who: str, section: str, dynamic_key: str,
                budget_key: str, seen: set) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if section == REF and not ref_in_use(config):
             return None
         if section == "critic" and not critic_in_use(config):
