@@ -119,6 +119,27 @@ def _typed(config: EffectiveConfig, key: str, absent: Any, kind: type,
     return Operand(key, r.value, r)
 
 
+# The entry points whose code builds the actor/rollout/ref/critic workers and runs the checks
+# above (read per release in verl's source): main_ppo (validate_config at
+# verl/trainer/main_ppo.py:261 @0.6.0, :255 @0.8.0, :177 @0.9.1; RayPPOTrainer._validate_config
+# at verl/trainer/ppo/ray_trainer.py:415 @0.4.0–0.5.0), main_ppo_sync (:1856 @0.8.0),
+# main_ppo_v0 (:179 @0.9.0–0.9.1), one_step_off_policy.main_ppo (:53 @0.8.0, :52 @0.9.1), and
+# fully_async_main, whose workers are the engine workers (verl/workers/engine_workers.py:636-637
+# @0.9.1 assert the per-GPU keys). main_generation_server only starts rollout replicas from
+# `actor_rollout_ref.rollout` (verl/trainer/main_generation_server.py:40-52 @0.9.1): no actor,
+# ref or critic is built there, so none of these keys is read.
+TRAINING_ENTRY_POINTS = (
+    "verl.trainer.main_ppo", "verl.trainer.main_ppo_sync", "verl.trainer.main_ppo_v0",
+    "verl.experimental.one_step_off_policy.main_ppo",
+    "verl.experimental.fully_async_policy.fully_async_main",
+)
+
+
+def builds_workers(ctx: "LaunchContext") -> bool:
+    """The launch's entry point builds the actor/ref/critic workers (`TRAINING_ENTRY_POINTS`)."""
+    return ctx.analysis is not None and ctx.analysis.entry in TRAINING_ENTRY_POINTS
+
+
 _SPLIT_STRING = re.compile(r"\$\{?[A-Za-z_]\w*\}?")
 
 

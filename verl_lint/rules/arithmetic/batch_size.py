@@ -7,7 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import DataParallel, data_parallel
 from verl_lint.rules.arithmetic._operands import (
-    config_of,
+    builds_workers, config_of,
     ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers,
     get_bool, get_int, get_str, is_ppo, legacy_workers, place, where, world,
 )
@@ -68,6 +68,14 @@ class BatchSizeNotDivisible(Rule):
     verl asserts these in `validate_config` or, worse, in the workers at the first training
     step — after rollout has already run on the whole cluster.
 
+    Where it applies: the PPO configs on the training entry points (`main_ppo`,
+    `main_ppo_sync`, `main_ppo_v0`, `one_step_off_policy.main_ppo`, `fully_async_main`), every
+    release from 0.4.0; the per-rank checks on the engine workers from 0.7.0 (the only ones
+    from 0.8.0: `verl/workers/engine/utils.py:124-127` @0.9.1 asserts the local batch divides
+    by the micro batch), the legacy-worker ones before 0.8.0. When a launch word is the
+    script's own unquoted string whose words are not all known (`$ACTOR_CONFIG`), verl's
+    defaults are not trusted: the string may set them.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -112,7 +120,8 @@ class BatchSizeNotDivisible(Rule):
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         config = config_of(ctx)
-        if config is None or not is_ppo(config) or not in_range(config.version, ALL):
+        if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
+                or not builds_workers(ctx):
             return
         yield from collect([lambda: self._real_train_batch(ctx)])
         for role, section in ROLES:

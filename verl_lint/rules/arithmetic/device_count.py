@@ -55,6 +55,9 @@ class DeviceCountMismatch(Rule):
     A common cause is a GPU branch and an NPU branch with different device counts that share
     one `n_gpus_per_node`.
 
+    Where it applies: every entry point and release: Ray's placement groups, not verl's code,
+    decide it (a separate reward pool changes how many devices the trainer asks for).
+
     ## Example
     ```bash
     export CUDA_VISIBLE_DEVICES=0,1,2,3

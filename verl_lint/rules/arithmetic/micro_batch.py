@@ -6,7 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
-    config_of,
+    builds_workers, config_of,
     ACTOR, REF, ROLLOUT, collect, critic_in_use, engine_workers, get_bool, get_int, is_ppo,
     place, ref_in_use, where,
 )
@@ -25,20 +25,6 @@ from verl_lint.verl.versions import in_range
 #   ppo_micro_batch_size_per_gpu and the rollout's log_prob_micro_batch_size_per_gpu must be set;
 #   the deprecated global keys are not converted any more.
 ALL = ">=0.4.0"
-# The entry points whose code builds the actor/rollout/ref/critic workers and runs the checks
-# above (read per release in verl's source): main_ppo (validate_config at
-# verl/trainer/main_ppo.py:261 @0.6.0, :255 @0.8.0, :177 @0.9.1; RayPPOTrainer._validate_config
-# at verl/trainer/ppo/ray_trainer.py:415 @0.4.0–0.5.0), main_ppo_sync (:1856 @0.8.0),
-# main_ppo_v0 (:179 @0.9.0–0.9.1), one_step_off_policy.main_ppo (:53 @0.8.0, :52 @0.9.1), and
-# fully_async_main, whose workers are the engine workers (verl/workers/engine_workers.py:636-637
-# @0.9.1 assert the per-GPU keys). main_generation_server only starts rollout replicas from
-# `actor_rollout_ref.rollout` (verl/trainer/main_generation_server.py:40-52 @0.9.1): no actor,
-# ref or critic is built there, so none of these keys is read.
-TRAINING_ENTRY_POINTS = (
-    "verl.trainer.main_ppo", "verl.trainer.main_ppo_sync", "verl.trainer.main_ppo_v0",
-    "verl.experimental.one_step_off_policy.main_ppo",
-    "verl.experimental.fully_async_policy.fully_async_main",
-)
 # (section, global key, gating dynamic-bsz key, needs a per-GPU key on the engine workers)
 SECTIONS = (
     (ACTOR, "ppo_micro_batch_size", f"{ACTOR}.use_dynamic_bsz", True),
@@ -108,7 +94,7 @@ class MicroBatchConflict(Rule):
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         config = config_of(ctx)
         if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
-                or ctx.analysis.entry not in TRAINING_ENTRY_POINTS:
+                or not builds_workers(ctx):
             return
         for section, key, dynamic_key, per_gpu_required in SECTIONS:
             yield from collect([

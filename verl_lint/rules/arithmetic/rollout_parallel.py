@@ -57,6 +57,12 @@ class RolloutParallelMismatch(Rule):
     verl asserts these when the rollout workers or the inference servers start: the job has
     been queued, the cluster allocated and the models loaded before it fails.
 
+    Where it applies: every entry point that starts rollout servers, `main_generation_server`
+    included (it sizes its replicas as world ÷ rollout TP,
+    `verl/trainer/main_generation_server.py:41-42` @0.9.1). The world-size check from 0.4.0,
+    `expert_parallel_size = TP×DP` from 0.6.0 (`verl/workers/config/rollout.py:294-296` @0.9.1),
+    rollout PP > 1 from 0.7.0, the replica-versus-node check from 0.6.0.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \

@@ -7,7 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import sp_operands
 from verl_lint.rules.arithmetic._operands import (
-    config_of,
+    builds_workers, config_of,
     ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool,
     get_int, get_str, literal_fix, place, ref_in_use, where,
 )
@@ -67,6 +67,9 @@ class TokenBudgetTooSmall(Rule):
     micro batches: the first batch with a long enough response crashes the run, possibly hours
     in. It is a warning because the actual longest sequence depends on the data.
 
+    Where it applies: the training entry points (they build the actor, ref and critic that pack
+    micro batches by tokens), every release from 0.4.0; not `main_generation_server`.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -103,7 +106,7 @@ class TokenBudgetTooSmall(Rule):
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         config = config_of(ctx)
-        if config is None or not in_range(config.version, ALL):
+        if config is None or not in_range(config.version, ALL) or not builds_workers(ctx):
             return
         seen: set[tuple] = set()
         for who, section, dynamic_key, budget_keys in PASSES:
