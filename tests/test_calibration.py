@@ -125,3 +125,55 @@ def test_vl204_delete_keeps_the_continuation_chain(tail):
 
     before, after = args(text), args(out)
     assert after == [before[0].replace("<old.k=1>", ""), "done"]
+
+
+# ---- verl's own scripts at 0.9.1: the false classes are gone, the real ones stay ------------
+
+CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpus" / "verl-head"
+
+
+@pytest.fixture(scope="module")
+def corpus_findings():
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus/verl-head is not here")
+    from verl_lint.cli.check import settings_for_args
+    from verl_lint.engine import lint_source
+    from verl_lint.source import SourceText
+
+    out = []
+    for path in sorted(CORPUS.rglob("*.sh")):
+        settings = settings_for_args(["--verl-version", "0.9.1"], path)
+        report = lint_source(SourceText(path.read_bytes(), str(path)), settings, path=str(path))
+        out += [(path.relative_to(CORPUS).as_posix(), d) for d in report.diagnostics]
+    return out
+
+
+def _of(found, code, severity=None):
+    return [(p, d) for p, d in found if d.code == code and (severity is None or
+                                                             d.severity == severity)]
+
+
+def test_corpus_false_classes_are_gone(corpus_findings):
+    found = corpus_findings
+    assert not _of(found, "VL105", Severity.WARNING)  # device-branch specialisations
+    assert not _of(found, "VL106", Severity.WARNING)  # unquoted "$@": only a caller's words split
+    assert not _of(found, "VL304")  # main_generation_server, veomni's $ACTOR_CONFIG
+    assert not _of(found, "VL401")  # NPU MindSpeed THD; Megatron-Core 0.18 on 0.9.x
+    assert all("legacy key" in d.message for _, d in _of(found, "VL209", Severity.WARNING))
+    assert not [d for _, d in _of(found, "VL303") if "(verl default) is larger" in d.message]
+    for _, d in _of(found, "VL204"):  # megatron.grad_offload: removed, never read; not renamed
+        assert "never had an effect" in d.message and d.fix is not None
+
+
+def test_corpus_real_findings_stay(corpus_findings):
+    found = corpus_findings
+    # EP×ETP×PP and rollout EP ≠ TP×DP (Megatron-Core; verl/workers/config/rollout.py:294-296)
+    assert len(_of(found, "VL301")) >= 2 and len(_of(found, "VL302")) >= 2
+    # per-rank mini batch 4 < micro 8 (verl/workers/engine/utils.py:124-127 @0.9.1)
+    assert len(_of(found, "VL303")) >= 2
+    # reward_model.reward_manager=dapo ignored by 0.9.1's main_ppo: the run uses naive
+    assert len(_of(found, "VL209", Severity.WARNING)) >= 3
+    # GSPO with token-level clip ratios; token-mean aggregation read from 0.9.1
+    assert len(_of(found, "VL405", Severity.WARNING)) >= 3
+    assert len(_of(found, "VL204")) >= 37  # the removed key makes Hydra refuse the launch
+    assert len(_of(found, "VL209", Severity.INFO)) >= 17  # grad_clip=1.0: redundant
