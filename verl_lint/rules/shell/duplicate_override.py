@@ -51,8 +51,8 @@ class DuplicateOverride(Rule):
     branch that re-sets a key the common arrays set (`npu) ACTOR+=(…use_remove_padding=False)`,
     or a launch inside `elif [ "$device_name" == npu ]` that adds `global_profiler.tool=npu` to
     the shared array) is how verl's own scripts specialise a run, and the branch wins on
-    purpose. The reverse — a branch value that a later unconditional setting replaces — is a
-    dead value and is reported. A key set in the gpu branch and again in the npu branch is not
+    purpose. The reverse — a branch value that a later unconditional setting replaces, or that
+    the same device's arm of a later `case` sets again — is a dead value and is reported. A key set in the gpu branch and again in the npu branch is not
     a duplicate (each scenario gets one), and what the caller passes through `"$@"` is unknown,
     so it is never counted. It applies to every entry point and release: it reads the shell
     only (Hydra applies overrides in order, last wins).
@@ -116,8 +116,9 @@ class DuplicateOverride(Rule):
                 for o in (first, ov):
                     if o.span not in branches:
                         branches[o.span] = _branches(ctx.model, o.span)
-                if branches[ov.span] - branches[first.span]:
-                    continue  # a branch specialises the common setting: the branch wins on purpose
+                later, earlier = branches[ov.span], branches[first.span]
+                if later - earlier and earlier <= later:
+                    continue  # a branch specialises the more common setting: it wins on purpose
                 same = isinstance(first.value, str) and first.value == ov.value
                 if same:
                     message = (f"`{ov.key}` is set twice to the same value in this launch "
