@@ -61,6 +61,11 @@ def test_vl209_legacy_reward_manager_other_than_the_default_is_a_warning():
     assert {s for _, s in severities("VL209/bad_legacy_reward_091")} == {Severity.WARNING}
 
 
+def test_vl209_never_read_grad_offload_before_its_removal():
+    assert severities("VL209/bad_grad_offload_never_read_090") == [
+        (15, Severity.INFO), (25, Severity.WARNING)]  # param_offload True / False decides
+
+
 # ---- VL204: renamed, removed, removed after verl had stopped reading it ---------------------
 
 def _apply(text: str, diagnostics) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.overrides._common import applied, is_plain
 from verl_lint.rules.registry import register
+from verl_lint.verl.data import renames
 
 # main_ppo stopped migrating the legacy `reward_model.*`/`custom_reward_function.*` keys in
 # verl 0.9.0 (commit 45632b5fa, #6710; see renames.json); fully_async_main still migrates them.
@@ -16,6 +18,13 @@ _STILL_MIGRATES = ("verl.experimental.fully_async_policy.",)
 _ENGINES = ("vllm", "sglang", "trtllm")
 _KWARGS = "actor_rollout_ref.rollout.engine_kwargs."
 _FSDP = ("fsdp", "fsdp2", "fsdp_turbo")
+
+
+@lru_cache(maxsize=1)
+def _never_read() -> dict[str, dict]:
+    """renames.json entries of keys verl removed after no release had read them (`unused`:
+    the first release known not to read it), by old key, whatever the linted release."""
+    return {e["old"]: e for e in renames() if e.get("unused")}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -50,6 +59,8 @@ class IneffectiveOverride(Rule):
     Where it applies: `actor.grad_clip`/`critic.grad_clip` from 0.8.0 with an FSDP strategy
     (verl 0.8.0 removed the legacy `dp_actor`, the last reader; the engines clip with
     `optim.clip_grad`, `verl/workers/engine/fsdp/transformer_impl.py`), every entry point;
+    `megatron.grad_offload` on 0.4.0–0.9.0, which store it and read it nowhere (gradient
+    buffers follow `megatron.param_offload`; 0.9.1 removed the key, VL204);
     `reward_model.*` legacy keys from 0.9.0 in every entry point but `fully_async_main`
     (which still migrates them); the engine-kwargs case on every release.
 
@@ -88,6 +99,7 @@ class IneffectiveOverride(Rule):
         module = (ctx.analysis.entry or "") if ctx.analysis is not None else ""
         for a in applied(ctx):
             why = new = None
+            follows = False
             for entry in rel.renames_of(a.key):
                 if entry["kind"] == "ignored" and self._in_scope(ctx, a.key, entry.get("scope")):
                     new = entry.get("new")
@@ -101,6 +113,14 @@ class IneffectiveOverride(Rule):
                            f"migrates since verl {LEGACY_REWARD_DROPPED}: it is ignored")
                 if why:
                     break
+            unused = _never_read().get(a.key)
+            if why is None and unused is not None and rel.at_least(unused["unused"]) and \
+                    not rel.at_least(unused["since"]) and \
+                    self._in_scope(ctx, a.key, unused.get("scope")):
+                # it still composes, but no release read it before removing it (then VL204)
+                new, follows = unused.get("follows"), True
+                why = (f"{a.key} is not read by verl {rel.version} (no release reads it; "
+                       f"removed in {unused['since']})")
             if why is None and a.key.startswith(_KWARGS) and config is not None:
                 engine = a.key[len(_KWARGS):].split(".", 1)[0]
                 name = config.value("actor_rollout_ref.rollout.name")
@@ -109,14 +129,16 @@ class IneffectiveOverride(Rule):
                     why = (f"{a.key} configures {engine}, but the rollout engine is {name} "
                            f"(actor_rollout_ref.rollout.name, {config.get('actor_rollout_ref.rollout.name').describe()})")
             if why:
-                severity, also = self._against_reader(config, a.value, new)
+                severity, also = self._against_reader(config, a.value, new, follows)
                 yield self.diagnostic(a.override.key_span, why + also, severity=severity)
 
     @staticmethod
-    def _against_reader(config, dead: Any, new: str | None) -> tuple[Severity, str]:
+    def _against_reader(config, dead: Any, new: str | None,
+                        follows: bool = False) -> tuple[Severity, str]:
         """Warning when the dead value differs from what the run uses — the effective value of
-        the key verl reads instead —, info ("redundant") when it is the same or either is
-        unknown (the run may well be what the script says)."""
+        the key verl reads instead (`follows`: the key whose value decides it, as
+        `param_offload` does for the never-read `grad_offload`) —, info ("redundant") when it
+        is the same or either is unknown (the run may well be what the script says)."""
         if new is None:
             return Severity.WARNING, ""
         read = config.get(new) if config is not None else None
@@ -125,6 +147,9 @@ class IneffectiveOverride(Rule):
         if _same(dead, read.value):
             return Severity.INFO, (f"; redundant: {new}, which verl reads, is {read.value!r} "
                                    f"({read.describe()}) too")
+        if follows:
+            return Severity.WARNING, (f"; what it names follows {new}, which is {read.value!r} "
+                                      f"({read.describe()})")
         return Severity.WARNING, (f"; the run uses {new}={read.value!r} ({read.describe()}): "
                                   f"set {new} instead")
 
