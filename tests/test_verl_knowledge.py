@@ -212,10 +212,10 @@ def test_all_problems_are_collected_with_fixes():
 
 
 def test_a_rename_whose_new_key_is_set_already_says_drop_it():
-    a = analyze(["model_engine=megatron", "actor_rollout_ref.actor.megatron.grad_offload=True",
-                 "actor_rollout_ref.actor.megatron.param_offload=True"])
+    a = analyze(["actor_rollout_ref.rollout.update_weights_bucket_megabytes=512",
+                 "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512"])
     (p,) = [p for p in a.problems if p.code == "VL204"]
-    assert p.message.endswith("remove this one") and p.fix is None
+    assert p.message.endswith("remove this one") and p.fix is None  # VL204 adds the deletion
 
 
 def test_a_rename_chain_through_a_shared_key_keeps_the_role():
