@@ -52,6 +52,12 @@ def scripts(tmp_path):
     return folder
 
 
+def storable(folder: Path) -> int:
+    """How many of the scripts the cache may keep."""
+    return sum(r.depends_on is not None for r in lint_paths(sorted(folder.rglob("*.sh")),
+                                                            SettingsResolver()))
+
+
 def entries() -> list[Path]:
     folder = disk.cache_root() / result_cache.NAMESPACE
     return sorted(folder.glob("*.pickle")) if folder.is_dir() else []
@@ -68,7 +74,7 @@ def test_cached_output_is_identical_in_every_format(cache_dir, scripts, fmt):
     assert not entries()
     first = cli("check", *args, str(scripts))  # fills the cache
     stored = entries()
-    assert len(stored) == len(list(scripts.rglob("*.sh")))
+    assert len(stored) == storable(scripts) == len(list(scripts.rglob("*.sh")))
     again = cli("check", *args, str(scripts))  # answered from it
     assert [p.stat().st_mtime_ns for p in entries()] == [p.stat().st_mtime_ns for p in stored]
     assert uncached.exit_code == first.exit_code == again.exit_code == 1
@@ -77,12 +83,12 @@ def test_cached_output_is_identical_in_every_format(cache_dir, scripts, fmt):
 
 
 def test_cached_reports_equal_fresh_ones_fixes_included(cache_dir, scripts):
-    files = sorted(scripts.glob("*.sh"))
+    files = sorted(scripts.rglob("*.sh"))
     settings_for = SettingsResolver()
     fresh = lint_paths(files, settings_for)
     filling = result_cache.ResultCache()
     lint_paths(files, settings_for, cache=filling)
-    assert filling.stored == len(files) and filling.hits == 0
+    assert filling.stored == storable(scripts) and filling.hits == 0
     warm = result_cache.ResultCache()
     cached = lint_paths(files, settings_for, cache=warm)
     assert warm.hits == len(files) and warm.stored == 0
@@ -132,10 +138,49 @@ def test_edits_settings_and_code_miss(cache_dir, scripts, monkeypatch):
 def test_verl_key_is_part_of_the_slot(cache_dir, scripts, monkeypatch):
     files = sorted(scripts.glob("*.sh"))[:3]
     lint_paths(files, SettingsResolver(), cache=result_cache.ResultCache())
-    monkeypatch.setattr(result_cache, "verl_key", lambda: "another verl source")
+    monkeypatch.setattr(result_cache, "verl_key", lambda choice: "another verl source")
     cache = result_cache.ResultCache()
     lint_paths(files, SettingsResolver(), cache=cache)
     assert cache.hits == 0
+
+
+def test_a_verl_tree_on_disk_is_keyed_by_its_files(tmp_path):
+    from verl_lint.verl.release import VersionChoice
+
+    config = tmp_path / "verl" / "trainer" / "config"
+    config.mkdir(parents=True)
+    (config / "ppo_trainer.yaml").write_text("a: 1\n")
+    choice = VersionChoice(version="0.9.1", source="workspace", kind="workspace",
+                           path=str(tmp_path))
+    before = result_cache.verl_key(choice)
+    assert before != result_cache.verl_key(VersionChoice(version="0.9.1"))
+    result_cache._TREE_STAMPS.clear()
+    (config / "ppo_trainer.yaml").write_text("a: 22\n")
+    assert result_cache.verl_key(choice) != before
+
+
+def test_workspace_files_a_result_depends_on_are_checked(cache_dir, tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "mine.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\n")
+    recipe = tmp_path / "recipe.sh"  # its entry module is looked for in the workspace
+    recipe.write_text("python3 -m recipe.mine.main_mine trainer.total_epochs=2\n")
+    disk_config = tmp_path / "disk.sh"
+    disk_config.write_text(f"python3 -m verl.trainer.main_ppo --config-dir={tmp_path}/conf "
+                           "--config-name=mine trainer.total_epochs=2\n")
+    cache = result_cache.ResultCache()
+    reports = lint_paths([recipe, disk_config], SettingsResolver(), cache=cache)
+    assert str(tmp_path / "recipe/mine/main_mine.py") in reports[0].depends_on
+    assert reports[1].depends_on is None  # a config folder on disk: never stored
+    assert cache.stored == 1 and len(entries()) == 1
+    warm = result_cache.ResultCache()
+    lint_paths([recipe], SettingsResolver(), cache=warm)
+    assert warm.hits == 1
+    module = tmp_path / "recipe" / "mine" / "main_mine.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("import hydra\n")  # the module appears: the stored result is stale
+    again = result_cache.ResultCache()
+    lint_paths([recipe], SettingsResolver(), cache=again)
+    assert again.hits == 0 and again.stored == 1
 
 
 def test_no_cache_flag_and_environment(cache_dir, scripts):
@@ -178,11 +223,11 @@ def _lint(paths: list[str], cached: bool = True) -> list[str]:
 
 
 def test_concurrent_runs_share_the_cache_safely(cache_dir, scripts):
-    files = [str(p) for p in sorted(scripts.glob("*.sh"))]
+    files = [str(p) for p in sorted(scripts.rglob("*.sh"))]
     with ProcessPoolExecutor(4) as pool:  # four runs writing the same entries at once
         results = list(pool.map(_lint, [files] * 4))
     assert all(r == _lint(files, cached=False) for r in results)
-    assert len(entries()) == len(files)
+    assert len(entries()) == storable(scripts)
     assert not list((disk.cache_root() / result_cache.NAMESPACE).glob(".tmp-*"))
     assert _lint(files) == results[0]
 

@@ -42,6 +42,9 @@ class FileReport:
     version: "VersionChoice | None" = None
     error: str | None = None
     source: SourceText | None = None  # for code frames and fixes
+    # files of the workspace the findings also depend on (entry modules looked for), for the
+    # result cache; None when they cannot be listed (a config folder read from disk)
+    depends_on: "tuple[str, ...] | None" = ()
 
 
 class LintTimeout(BaseException):
@@ -121,6 +124,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
         run.rule(rule, ctx)
 
     labels: list[str] = []
+    analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
     if rules["scenario"] or rules["launch"]:
         from verl_lint.evaluate import evaluate_script
 
@@ -129,7 +133,6 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
                          known_env=frozenset(settings.known_env)) or []
         release = None
         workspace = settings.workspace(path)
-        analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
         for srun in runs:
             label = srun.scenario.label
             labels.append(label)
@@ -166,6 +169,10 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     report.diagnostics = diagnostics
     if run.errors:
         report.error = "; ".join(run.errors)
+    if analyses:
+        from verl_lint.result_cache import dependencies
+
+        report.depends_on = dependencies(analyses, version, workspace)
     return report
 
 

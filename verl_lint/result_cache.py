@@ -8,8 +8,10 @@ settings (with the contents of `extend-rules` folders), verl-lint's own code and
 (`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
 SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
 old one in the same slot, so the cache grows with files × configurations, not with edits;
-`MAX_ENTRIES` bounds it anyway. A file that ran out of time, or could not be read, is linted
-again next time.
+`MAX_ENTRIES` bounds it anyway. Files of the workspace a result depends on (where an entry
+module was looked for: `dependencies`) are stored with their size and time, and checked. A file
+that ran out of time, could not be read, or read a config folder from disk is linted again
+next time.
 
 `--no-cache` or `VERL_LINT_NO_CACHE=1` turn it off; `verl-lint clean` empties it.
 """
@@ -26,7 +28,10 @@ from verl_lint.verl import cache as disk
 
 if TYPE_CHECKING:
     from verl_lint.engine import FileReport
+    from verl_lint.evaluate.model import Launch
     from verl_lint.settings import Settings
+    from verl_lint.verl.analysis import LaunchAnalysis
+    from verl_lint.verl.release import VersionChoice
 
 NAMESPACE = "results"
 MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
@@ -63,16 +68,72 @@ def code_stamp() -> str:
     return f"{__version__}:{_tree_stamp(_PACKAGE, suffixes=('.py', '.json', '.gz', '.yaml', '.yml'))}"
 
 
-@lru_cache(maxsize=1)
-def verl_key() -> str:
-    """The verl the launches are judged against, as far as it is not in the file or the
-    settings: for now the bundled releases' data (which release a file gets follows from its
-    text and settings) and the installed verl's version, which `choose_version` prefers.
-    The one place to make it the resolved verl source's content hash."""
-    from verl_lint.verl.release import installed_verl_version
+_TREE_STAMPS: dict[str, str] = {}  # one walk of a verl tree on disk per process
 
-    data = _tree_stamp(_PACKAGE / "verl" / "data")
-    return f"bundled:{data};installed:{installed_verl_version()}"
+
+def verl_key(choice: "VersionChoice | None") -> str:
+    """The verl a file's launches are judged against (`Settings.choose_verl_version`): a bundled
+    release (its data is in `code_stamp`), or a verl tree on disk — the installed one, a
+    vendored workspace copy, `verl-source` — by the names, sizes and times of its files."""
+    if choice is None:
+        return "none"
+    key = choice.model_dump_json()
+    if choice.path:
+        stamp = _TREE_STAMPS.get(choice.path)
+        if stamp is None:
+            stamp = _TREE_STAMPS[choice.path] = _tree_stamp(Path(choice.path) / "verl",
+                                                            suffixes=(".py", ".yaml", "version"))
+        key += stamp
+    return key
+
+
+def dependencies(analyses: "list[tuple[Launch, LaunchAnalysis | None]]",
+                 choice: "VersionChoice | None", workspace) -> tuple[str, ...] | None:
+    """The workspace files a file's findings depend on besides the script, its settings and
+    the chosen verl: the places an entry module was looked for (found or not). None when they
+    cannot be listed — a `--config-dir`, a `--config-path` the shell anchors
+    (`$(dirname "$0")/…`), a config folder on disk outside the chosen verl tree: such a file
+    is linted again every run. (A literal `--config-path` inside verl reads nothing.)"""
+    from verl_lint.verl.entry import module_of, search_roots
+
+    out: list[str] = []
+    tree = choice.path if choice is not None else None
+    for launch, analysis in analyses:
+        if analysis is None or launch.config_dirs or \
+                (launch.config_path is not None and not isinstance(launch.config_path, str)):
+            return None
+        entry = analysis.entry_point
+        if entry is None:
+            if analysis.unresolved == "the entry point is not a verl module":
+                continue  # decided without looking at the workspace
+            module = module_of(launch)
+            rels = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__main__.py"] \
+                if module else []
+            if launch.script:
+                rels.append(launch.script)
+            out += [r if os.path.isabs(r) else str(root / r)
+                    for root in search_roots(workspace) for r in rels]
+        elif not all(not os.path.isabs(f) or (tree is not None and _inside(f, tree))
+                     for f in (entry.config_dir, *entry.search)):
+            return None
+    return tuple(dict.fromkeys(out))
+
+
+def _probe(paths: tuple[str, ...]) -> tuple:
+    return tuple(_stat(p) for p in paths)
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _inside(folder: str, root: str) -> bool:
+    return os.path.commonpath([os.path.abspath(folder), os.path.abspath(root)]) == \
+        os.path.abspath(root)
 
 
 def _runtime_rules() -> str:
@@ -102,7 +163,8 @@ class ResultCache:
         self.hits = 0
         self.stored = 0
 
-    def _slot(self, path: Path, display: str, settings: "Settings") -> str:
+    def _slot(self, path: Path, display: str, settings: "Settings",
+              choice: "VersionChoice | None") -> str:
         entry = self._prints.get(id(settings))
         if entry is None or entry[0] is not settings:
             entry = self._prints[id(settings)] = (settings, _settings_print(settings))
@@ -111,7 +173,7 @@ class ResultCache:
             where += f"\0{os.getcwd()}"  # per-file-ignores are relative to the working directory
         if self._rules is None:
             self._rules = _runtime_rules()
-        return f"{code_stamp()}\0{verl_key()}\0{self._rules}\0{entry[1]}\0{where}"
+        return f"{code_stamp()}\0{verl_key(choice)}\0{self._rules}\0{entry[1]}\0{where}"
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
         """The stored report for this file as it is now, or None (read it and lint it)."""
@@ -120,10 +182,15 @@ class ResultCache:
         source, problem = read_script(path)
         if source is None:
             return None
-        found = disk.load(NAMESPACE, self._slot(path, display, settings))
-        if found is disk.MISS or found[0] != _digest(source.data):
+        try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
+            choice = settings.choose_verl_version(source.text, display)
+        except Exception:  # noqa: BLE001
             return None
-        _, diagnostics, version, error = found
+        found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
+        if found is disk.MISS or found[0] != _digest(source.data) or \
+                _probe(found[4]) != found[5]:
+            return None
+        _, diagnostics, version, error, _, _ = found
         self.hits += 1
         return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
                           source=source)
@@ -131,11 +198,13 @@ class ResultCache:
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
         # a crashing rule crashes again on the same input (and keeps the others' findings),
         # but running out of time depends on the machine's load: not stored
-        if report.source is None or (report.error and "time budget" in report.error):
+        deps = report.depends_on
+        if report.source is None or deps is None or \
+                (report.error and "time budget" in report.error):
             return
-        disk.store(NAMESPACE, self._slot(path, report.path, settings),
+        disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
                    (_digest(report.source.data), report.diagnostics, report.version,
-                    report.error))
+                    report.error, deps, _probe(deps)))
         self.stored += 1
 
     def finish(self) -> None:
