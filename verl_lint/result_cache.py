@@ -68,7 +68,7 @@ def code_stamp() -> str:
     return f"{__version__}:{_tree_stamp(_PACKAGE, suffixes=('.py', '.json', '.gz', '.yaml', '.yml'))}"
 
 
-_TREE_STAMPS: dict[str, str] = {}  # one walk of a verl tree on disk per process
+_TREE_STAMPS: dict[str, str] = {}  # one walk of a verl tree on disk per run (`ResultCache`)
 
 
 def verl_key(choice: "VersionChoice | None") -> str:
@@ -158,6 +158,7 @@ class ResultCache:
     """One run's view of the cache (settings fingerprints are worked out once per Settings)."""
 
     def __init__(self) -> None:
+        _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
         self._prints: dict[int, tuple["Settings", str]] = {}
         self._rules: str | None = None
         self.hits = 0
