@@ -328,3 +328,14 @@ def test_a_package_of_its_own_with_its_own_config(tmp_path, monkeypatch):
     found = sorted((d.span.line, d.code) for d in report.diagnostics
                    if d.code.startswith(("VL2", "VL004")))
     assert found == [(6, "VL201")]  # mytool.beta: not in the package's config
+
+
+def test_enum_lists_apply_only_to_the_releases_they_were_read_from():
+    """A list read from verl 0.9.1's code says nothing about 0.7.0 (rollout_rs had other names
+    then); `null` is listed as Hydra spells it; a comma-separated field is split."""
+    assert load_release("0.9.1").enum_for("skip.rollout.action") is not None
+    assert load_release("0.8.0").enum_for("skip.rollout.action") is None
+    assert load_release("0.7.0").enum_for("algorithm.rollout_correction.rollout_rs") is None
+    allowed = load_release("0.9.1").enum_for("algorithm.rollout_correction.rollout_rs")[0]
+    assert "null" in allowed and None not in allowed
+    assert load_release("0.9.1").enum_separator("algorithm.rollout_correction.rollout_rs") == ","
