@@ -1,0 +1,73 @@
+"""Issue 18 rules beyond their fixtures: bash as the oracle for VL111/VL112, severities."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_rule_fixtures import lint_text
+
+from verl_lint.diagnostics import Severity
+from verl_lint.fixes import apply_edits
+from verl_lint.shell.parser import parse_script
+from verl_lint.rules.shell.unquoted_glob_override import glob_pattern
+from verl_lint.source import SourceText
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+GLOB_WORDS = [
+    "trainer.logger=['console','wandb']", "a.b=[x]", "a.b=x*", "a.b=x?y", "a.b=[x",
+    "a.b=x]", "a.b=x\\[1]", "a.b=x[1']'", "a.b='[x]'", 'a.b="[x]"*', "a.b=[x\\]",
+    "a.b=$'[x]'", "a.b=[[x]", "a.b=x]y[",
+]
+
+
+def _words(line: str):
+    model = parse_script(SourceText(f"python3 -m verl.trainer.main_ppo {line}\n".encode(), "t"))
+    return model.commands[0].words[3:]
+
+
+@needs_bash
+@pytest.mark.parametrize("text", GLOB_WORDS)
+def test_glob_pattern_agrees_with_bash(text, tmp_path):
+    """A word is a pattern exactly when bash's nullglob removes it in an empty folder."""
+    (word,) = _words(text)
+    out = subprocess.run([BASH, "-c", f"shopt -s nullglob; set -- {text}; printf %s $#"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert (glob_pattern(word) is not None) == (out == "0"), (text, out)
+
+
+@needs_bash
+def test_glob_fix_passes_the_same_argument(tmp_path):
+    script = tmp_path / "run.sh"
+    text = ("#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo "
+            "trainer.logger=['console','wandb'] checkpoint.save_contents=[model,optimizer]\n")
+    report = lint_text(text, script, ["--select", "VL111"])
+    edits = [e for d in report.diagnostics for e in d.fix.edits]
+    assert len(edits) == 2 and all(d.severity == Severity.INFO for d in report.diagnostics)
+    fixed = apply_edits(text.encode(), edits).decode()
+    argv = []
+    for body in (text, fixed):
+        shim = body.replace("python3 -m verl.trainer.main_ppo", "printf '<%s>'")
+        argv.append(subprocess.run([BASH, "-c", shim], cwd=tmp_path, capture_output=True,
+                                   text=True, check=True).stdout)
+    assert argv[0] == argv[1] == "<trainer.logger=[console,wandb]><checkpoint.save_contents=[model,optimizer]>"
+    assert not lint_text(fixed, script, ["--select", "VL111"]).diagnostics
+
+
+def test_glob_under_nullglob_is_a_warning(tmp_path):
+    text = "shopt -s nullglob\npython3 -m verl.trainer.main_ppo trainer.logger=[console]\n"
+    (d,) = lint_text(text, tmp_path / "run.sh", ["--select", "VL111"]).diagnostics
+    assert d.severity == Severity.WARNING
+
+
+@needs_bash
+def test_placeholder_launcher_is_command_not_found(tmp_path):
+    text = "TORCHRUN -m verl.trainer.sft_trainer data.train_files=a model.path=b\n"
+    assert [d.code for d in lint_text(text, tmp_path / "run.sh", ["--select", "VL112"])
+            .diagnostics] == ["VL112"]
+    rc = subprocess.run([BASH, "-c", text], cwd=tmp_path, capture_output=True).returncode
+    assert rc == 127
