@@ -139,7 +139,8 @@ class KnowledgeRule(Rule):
 
     def _anchor(self, ctx: "LaunchContext", facts: Facts) -> Span:
         """Where a finding about a default or missing value points: the script's override of a
-        key the rule's `when` depends on, else the launch's first line."""
+        key the rule's `when` depends on, else the entry point's word for a rule about one,
+        else the launch's first line."""
         when = self.spec.when
         keys = [c.key for c in when.config if hasattr(c, "key")]
         keys += [ROLLOUT_NAME] * bool(when.rollout) + [STRATEGY] * bool(when.strategy)
@@ -148,7 +149,8 @@ class KnowledgeRule(Rule):
             span = self._span_of(ctx, facts.config.get(key))
             if span is not None:
                 return span
-        return ctx.head_span()
+        # a rule about an entry point points at the module the launch runs
+        return ctx.entry_span() if when.entry_point else ctx.head_span()
 
 
 def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:
