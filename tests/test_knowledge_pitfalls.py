@@ -71,3 +71,24 @@ def test_placeholder_launcher_is_command_not_found(tmp_path):
             .diagnostics] == ["VL112"]
     rc = subprocess.run([BASH, "-c", text], cwd=tmp_path, capture_output=True).returncode
     assert rc == 127
+
+
+@pytest.mark.parametrize("text,size", [
+    ("torchrun --standalone --nnodes=2 --nproc_per_node=8 -m verl.trainer.sft_trainer a.b=1", 16),
+    ("N=4\ntorchrun --nproc-per-node $N -m verl.trainer.sft_trainer a.b=1", 4),
+    ("torchrun --nnodes=2:2 --nproc_per_node=8 -m verl.trainer.sft_trainer a.b=1", 16),
+    ("torchrun -m verl.trainer.sft_trainer a.b=1", 1),
+    ("python3 -m torch.distributed.run --nproc_per_node=2 -m verl.trainer.fsdp_sft_trainer a=1", 2),
+    ("torchrun --nproc_per_node=$NP -m verl.trainer.sft_trainer a.b=1", "unknown"),
+    ("torchrun $DIST_ARGS -m verl.trainer.sft_trainer a.b=1", "unknown"),
+    ("torchrun --nnodes=1:4 --nproc_per_node=8 -m verl.trainer.sft_trainer a.b=1", "unknown"),
+    ("torchrun --nproc_per_node=gpu -m verl.trainer.sft_trainer a.b=1", "unknown"),
+    ("python3 -m verl.trainer.main_ppo a.b=1", None),
+])
+def test_torchrun_world_size(text, size):
+    from verl_lint.evaluate import Unknown, evaluate_script
+
+    model = parse_script(SourceText(f"{text}\n".encode(), "t"))
+    (launch,) = evaluate_script(model)[0].launches
+    got = launch.world_size
+    assert ("unknown" if isinstance(got, Unknown) else got) == size
