@@ -92,3 +92,23 @@ def test_torchrun_world_size(text, size):
     (launch,) = evaluate_script(model)[0].launches
     got = launch.world_size
     assert ("unknown" if isinstance(got, Unknown) else got) == size
+
+
+def test_referenced_file_relative_to_the_current_folder(tmp_path, monkeypatch):
+    """Without a `cd`, a relative path is read from verl-lint's own folder only when the file
+    is there: a wrong name is reported, a missing file is not (the run may start elsewhere)."""
+    (tmp_path / "reward.py").write_text("def compute_score_math(*a):\n    return 0.0\n")
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "scripts" / "run.sh"
+    script.parent.mkdir()
+    text = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+            "custom_reward_function.path=reward.py custom_reward_function.name={name} "
+            "data.custom_cls.path=missing.py data.custom_cls.name=Dataset\n")
+    bad = lint_text(text.format(name="compute_score"), script, ["--select", "VL212"])
+    assert [d.message.split(" (")[0] for d in bad.diagnostics] == [
+        "reward.py defines no function `compute_score`"]
+    good = lint_text(text.format(name="compute_score_math"), script, ["--select", "VL212"])
+    assert not good.diagnostics
+    # the same script cd's somewhere else first: nothing can be said
+    moved = "cd /srv/job\n" + text.format(name="compute_score")
+    assert not lint_text(moved, script, ["--select", "VL212"]).diagnostics
