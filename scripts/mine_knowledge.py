@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 from verl_lint.verl.mine.constraints import mine_constraints
+from verl_lint.verl.mine.model_support import mine_model_support
 
 DATA = Path(__file__).resolve().parent.parent / "verl_lint" / "verl" / "data"
-MINERS = {"mined_constraints.json": mine_constraints}
+MINERS = {"mined_constraints.json": mine_constraints, "model_support.json": mine_model_support}
 
 
 def tree_files(root: Path) -> dict[str, bytes]:

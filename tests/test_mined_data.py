@@ -96,3 +96,32 @@ class ActorConfig:
         {"key": "self.use_remove_padding", "op": "falsy"}]
     assert site["engine"] is None
     assert json.dumps(mined)
+
+
+def test_model_support_lists():
+    from verl_lint.verl.mine.model_support import mine_model_support
+
+    mined = mine_model_support({
+        "verl/models/mcore/registry.py": b'''
+from enum import Enum
+class SupportedModel(Enum):
+    LLAMA = "LlamaForCausalLM"
+    QWEN2 = "Qwen2ForCausalLM"
+
+def get_supported_model(model_type):
+    return SupportedModel(model_type)
+''',
+        "verl/models/transformers/monkey_patch.py": b'''
+def patch(model):
+    if model.config.model_type in ["qwen2_5_vl", "qwen2_vl"]:
+        pass
+    elif model.config.model_type == "glm4v":
+        pass
+'''})
+    assert mined["mcore_architectures"] == {"values": ["LlamaForCausalLM", "Qwen2ForCausalLM"],
+                                            "at": "verl/models/mcore/registry.py:3"}
+    assert mined["mcore_lookup"] == "verl/models/mcore/registry.py:7"
+    assert mined["model_types"] == {
+        "glm4v": "verl/models/transformers/monkey_patch.py:5",
+        "qwen2_5_vl": "verl/models/transformers/monkey_patch.py:3",
+        "qwen2_vl": "verl/models/transformers/monkey_patch.py:3"}

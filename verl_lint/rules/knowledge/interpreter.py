@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
-    MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
+    MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, mined_list, normalize, show,
+    when_holds,
 )
 from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, value_span,
@@ -82,7 +83,12 @@ class KnowledgeRule(Rule):
 
     def _fields(self, facts: Facts) -> dict[str, Any]:
         info = facts.model(self.families)
+        model = self.spec.when.model
+        listed = mined_list(facts.version, model.architectures_outside) \
+            if model is not None and model.architectures_outside else None
         return {
+            "architectures": ", ".join(info.architectures) if info else "?",
+            "evidence": listed["at"] if listed else "?",
             "device": facts.device or "any device", "version": facts.version,
             "model": show(facts.value(MODEL_PATH)),
             "family": info.label if info and info.label else "unknown family",
