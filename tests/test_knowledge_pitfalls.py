@@ -21,7 +21,8 @@ needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
 GLOB_WORDS = [
     "trainer.logger=['console','wandb']", "a.b=[x]", "a.b=x*", "a.b=x?y", "a.b=[x",
     "a.b=x]", "a.b=x\\[1]", "a.b=x[1']'", "a.b='[x]'", 'a.b="[x]"*', "a.b=[x\\]",
-    "a.b=$'[x]'", "a.b=[[x]", "a.b=x]y[",
+    "a.b=$'[x]'", "a.b=[[x]", "a.b=x]y[", "hydra.searchpath=[pkg://my.config]", "a.b=[x]/y",
+    "a.b=[x'/'y]",
 ]
 
 

@@ -32,8 +32,8 @@ def _characters(word: Word) -> Iterator[tuple[str, bool]]:
 
 def glob_pattern(word: Word) -> str | None:
     """The unquoted character that makes the word a pathname-expansion pattern, as bash's
-    `glob_pattern_p` decides: `*` or `?`, or a `[` followed later by a `]` (both unquoted);
-    None when it is no pattern."""
+    `unquoted_glob_pattern_p` (subst.c) decides: `*` or `?`, or a `[` followed later by a `]`
+    with no `/` between them (all unquoted); None when it is no pattern."""
     bracket = False
     for c, quoted in _characters(word):
         if quoted:
@@ -44,6 +44,8 @@ def glob_pattern(word: Word) -> str | None:
             bracket = True
         elif c == "]" and bracket:
             return "[…]"
+        elif c == "/":
+            bracket = False  # a bracket expression never spans a `/` (bash resets it)
     return None
 
 
@@ -88,7 +90,8 @@ class UnquotedGlobOverride(Rule):
     Reports a Hydra override of a verl launch (inline or an element of an array passed to it)
     whose unquoted characters make it a pathname-expansion pattern under bash's own rule: an
     unquoted `*` or `?`, or an unquoted `[` with an unquoted `]` after it —
-    `trainer.logger=['console','wandb']`, `checkpoint.save_contents=[model,optimizer]`.
+    `trainer.logger=['console','wandb']`, `checkpoint.save_contents=[model,optimizer]` (but not
+    `hydra.searchpath=[pkg://my.config]`: a bracket never spans a `/`).
     Quoted characters do not count (`trainer.logger='["console","wandb"]'`, `a=x\\[1]`), nor do
     the values of variables, nor does anything after `set -f`. The finding is `info` with bash's
     default options (the word only changes when a file matches) and `warning` after `shopt -s
@@ -130,7 +133,8 @@ class UnquotedGlobOverride(Rule):
     ## References
     - [Bash reference manual: Filename Expansion](https://www.gnu.org/software/bash/manual/bash.html#Filename-Expansion)
       and [Pattern Matching](https://www.gnu.org/software/bash/manual/bash.html#Pattern-Matching)
-    - bash `lib/glob/glob_loop.inc` (`glob_pattern_p`): `*`, `?`, and `[` closed by `]` make a pattern
+    - bash `subst.c` (`unquoted_glob_pattern_p`): `*`, `?`, and `[` closed by `]` before any `/`
+      make a pattern
     """
 
     code = "VL111"
