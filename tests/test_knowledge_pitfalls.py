@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from test_rule_fixtures import lint_text
@@ -55,7 +54,8 @@ def test_glob_fix_passes_the_same_argument(tmp_path):
         shim = body.replace("python3 -m verl.trainer.main_ppo", "printf '<%s>'")
         argv.append(subprocess.run([BASH, "-c", shim], cwd=tmp_path, capture_output=True,
                                    text=True, check=True).stdout)
-    assert argv[0] == argv[1] == "<trainer.logger=[console,wandb]><checkpoint.save_contents=[model,optimizer]>"
+    assert argv[0] == argv[1] == (
+        "<trainer.logger=[console,wandb]><checkpoint.save_contents=[model,optimizer]>")
     assert not lint_text(fixed, script, ["--select", "VL111"]).diagnostics
 
 
