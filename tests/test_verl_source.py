@@ -292,3 +292,70 @@ def test_verl_source_on_the_command_line(fork, tmp_path, monkeypatch):
     codes = {d["code"] for d in upstream["diagnostics"]}
     assert {"VL201", "VL208"} <= codes
     assert not {"VL201", "VL205", "VL208"} & {d["code"] for d in own["diagnostics"]}
+    assert own["files"][0]["verl"]["kind"] == "workspace"
+    assert upstream["files"][0]["verl"] == {"kind": "bundled", "path": None, "version": "0.9.1",
+                                            "knowledge": "0.9.1", "chosen_by": "newest bundled"}
+
+
+OWN_PACKAGE_SCRIPT = """\
+#!/usr/bin/env bash
+set -xeuo pipefail
+python3 -m mytool.trainer.main_ppo \\
+    actor_rollout_ref.rollout.name=vllm \\
+    mytool.alpha=0.3 \\
+    mytool.beta=1
+python3 -m mytool.tools.prepare --input data.parquet --ratio=0.1
+"""
+
+
+def test_a_package_of_its_own_with_its_own_config(tmp_path, monkeypatch):
+    """`python3 -m mytool.trainer.main_ppo` with `mytool/trainer/config/*.yaml`; a module without
+    `@hydra.main` (an argparse helper) is not a Hydra launch: nothing to check or report."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "mytool/trainer/config").mkdir(parents=True)
+    (repo / "mytool/tools").mkdir(parents=True)
+    (repo / "mytool/trainer/main_ppo.py").write_text(
+        "import hydra\n@hydra.main(config_path='config', config_name='mytool_trainer', version_base=None)\n"
+        "def main(cfg):\n    pass\n")
+    (repo / "mytool/trainer/config/mytool_trainer.yaml").write_text(
+        "hydra:\n  searchpath:\n    - pkg://verl.trainer.config\ndefaults:\n  - ppo_trainer\n"
+        "  - _self_\nmytool:\n  alpha: 0.1\n")
+    (repo / "mytool/tools/prepare.py").write_text("import argparse\nargparse.ArgumentParser()\n")
+    (repo / "run.sh").write_text(OWN_PACKAGE_SCRIPT)
+    monkeypatch.chdir(repo)
+    report = _lint(repo / "run.sh", verl_version="0.9.1")
+    found = sorted((d.span.line, d.code) for d in report.diagnostics
+                   if d.code.startswith(("VL2", "VL004")))
+    assert found == [(6, "VL201")]  # mytool.beta: not in the package's config
+
+
+def test_enum_lists_apply_only_to_the_releases_they_were_read_from():
+    """A list read from verl 0.9.1's code says nothing about 0.7.0 (rollout_rs had other names
+    then); `null` is listed as Hydra spells it; a comma-separated field is split."""
+    assert load_release("0.9.1").enum_for("skip.rollout.action") is not None
+    assert load_release("0.8.0").enum_for("skip.rollout.action") is None
+    assert load_release("0.7.0").enum_for("algorithm.rollout_correction.rollout_rs") is None
+    allowed = load_release("0.9.1").enum_for("algorithm.rollout_correction.rollout_rs")[0]
+    assert "null" in allowed and None not in allowed
+    assert load_release("0.9.1").enum_separator("algorithm.rollout_correction.rollout_rs") == ","
+
+
+def test_the_installed_verl_is_found_through_its_metadata(fork, monkeypatch):
+    """The installed distribution's files, located by its metadata: the tree is read, the
+    package is never imported."""
+    from importlib import metadata
+
+    from verl_lint.verl import sources
+
+    class Dist:
+        def locate_file(self, rel):
+            return fork / rel
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Dist() if name == "verl" else None)
+    sources.installed_tree.cache_clear()
+    try:
+        c = choose_version(workspace=Workspace(script_dir=None, project_root=None, cwd=fork))
+        assert (c.kind, c.source, c.path) == ("installed", "installed verl", str(fork.resolve()))
+    finally:
+        sources.installed_tree.cache_clear()
