@@ -183,6 +183,19 @@ def test_workspace_files_a_result_depends_on_are_checked(cache_dir, tmp_path):
     assert again.hits == 0 and again.stored == 1
 
 
+def test_files_a_rule_looks_at_are_checked(cache_dir, tmp_path):
+    """VL212 looks for the files a config names: creating one makes the stored result stale."""
+    fixture = ROOT / "fixtures" / "rules" / "VL212"
+    shutil.copyfile(fixture / "bad_custom_dataset_missing.sh", tmp_path / "run.sh")
+    shutil.copytree(fixture / "reward", tmp_path / "reward")
+    args = ["check", "--format", "concise", "--select", "VL212", str(tmp_path / "run.sh")]
+    assert "reward/math_rewards.py" in cli(*args).output
+    assert "reward/math_rewards.py" in cli(*args).output  # from the cache
+    shutil.copyfile(tmp_path / "reward" / "math_reward.py", tmp_path / "reward" / "math_rewards.py")
+    assert "reward/math_rewards.py" not in cli(*args).output
+    assert cli(*args).output == cli(*args, "--no-cache").output
+
+
 def test_no_cache_flag_and_environment(cache_dir, scripts):
     cli("check", "--no-cache", str(scripts))
     assert not entries()

@@ -106,6 +106,9 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     from verl_lint.shell import parse_script
     from verl_lint.verl.release import release_for
 
+    from verl_lint.result_cache import dependencies, start_recording
+
+    consulted = start_recording()  # workspace paths the rules look at, for the result cache
     load_extend_rules(settings.extend_rules)
     enabled = settings.enabled_codes(path)
     rules = _rules_by_scope(enabled)
@@ -169,10 +172,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     report.diagnostics = diagnostics
     if run.errors:
         report.error = "; ".join(run.errors)
-    if analyses:
-        from verl_lint.result_cache import dependencies
-
-        report.depends_on = dependencies(analyses, version, workspace)
+    report.depends_on = dependencies(analyses, version, settings.workspace(path), consulted)
     return report
 
 

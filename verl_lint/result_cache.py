@@ -33,7 +33,11 @@ if TYPE_CHECKING:
     from verl_lint.verl.analysis import LaunchAnalysis
     from verl_lint.verl.release import VersionChoice
 
+import contextvars
+
 NAMESPACE = "results"
+# paths of the workspace that rules looked at while linting the current file (`consulted`)
+_CONSULTED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("consulted")
 MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -88,15 +92,17 @@ def verl_key(choice: "VersionChoice | None") -> str:
 
 
 def dependencies(analyses: "list[tuple[Launch, LaunchAnalysis | None]]",
-                 choice: "VersionChoice | None", workspace) -> tuple[str, ...] | None:
+                 choice: "VersionChoice | None", workspace,
+                 consulted: list[str]) -> tuple[str, ...] | None:
     """The workspace files a file's findings depend on besides the script, its settings and
-    the chosen verl: the places an entry module was looked for (found or not). None when they
+    the chosen verl: what the rules `consulted`, and the places an entry module was looked for
+    (found or not). None when they
     cannot be listed — a `--config-dir`, a `--config-path` the shell anchors
     (`$(dirname "$0")/…`), a config folder on disk outside the chosen verl tree: such a file
     is linted again every run. (A literal `--config-path` inside verl reads nothing.)"""
     from verl_lint.verl.entry import module_of, search_roots
 
-    out: list[str] = []
+    out: list[str] = list(consulted)
     tree = choice.path if choice is not None else None
     for launch, analysis in analyses:
         if analysis is None or launch.config_dirs or \
@@ -136,6 +142,22 @@ def _inside(folder: str, root: str) -> bool:
         os.path.abspath(root)
 
 
+def start_recording() -> list[str]:
+    """A fresh list for the paths `consulted` during the file the engine starts linting."""
+    paths: list[str] = []
+    _CONSULTED.set(paths)
+    return paths
+
+
+def consulted(path: "str | os.PathLike[str]") -> None:
+    """A rule that looks at the workspace (does the file a config names exist? what does it
+    define?) says which path: the result cache stores its size and time with the findings and
+    lints the script again when they change."""
+    paths = _CONSULTED.get(None)
+    if paths is not None:
+        paths.append(os.fspath(path))
+
+
 def _runtime_rules() -> str:
     """Rules registered at run time from outside verl-lint (a test's or a plugin's): their code
     is not in `code_stamp`. The built-in ones need not be loaded to know this."""
@@ -169,9 +191,9 @@ class ResultCache:
         entry = self._prints.get(id(settings))
         if entry is None or entry[0] is not settings:
             entry = self._prints[id(settings)] = (settings, _settings_print(settings))
-        where = f"{display}\0{os.path.abspath(path)}"
-        if settings.config_file is None and settings.per_file_ignores:
-            where += f"\0{os.getcwd()}"  # per-file-ignores are relative to the working directory
+        # the working directory: per-file-ignores without a config file, `$(pwd)` and the
+        # relative paths a launch names are relative to it
+        where = f"{display}\0{os.path.abspath(path)}\0{os.getcwd()}"
         if self._rules is None:
             self._rules = _runtime_rules()
         return f"{code_stamp()}\0{verl_key(choice)}\0{self._rules}\0{entry[1]}\0{where}"

@@ -9,6 +9,7 @@ from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.model import Unknown
+from verl_lint.result_cache import consulted
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.knowledge.fixes import describe_origin, value_span
 from verl_lint.rules.origin import script_span
@@ -183,6 +184,7 @@ class MissingReferencedFile(Rule):
                 continue
             path, certain = where
             span = self._span(ctx, resolved)
+            consulted(path)  # the result cache re-lints when it appears, changes or goes
             if not path.is_file():
                 if certain:
                     where = "" if Path(resolved.value).is_absolute() else \
