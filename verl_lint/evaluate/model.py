@@ -68,6 +68,7 @@ class Passthrough:
 
     span: Span
     reason: str
+    position: int = 0  # how many of the launch's overrides come before it (argv order)
 
 
 @dataclass(slots=True, kw_only=True)  # filled in while the command is read: not a record

@@ -317,6 +317,8 @@ class _Builder:
         if not words:
             out.extend(self._standalone(prefix))
             return out
+        if prev_end is not None:
+            words.extend(self._trailing_escaped_blanks(prev_end))
         ws = tuple(self.lexer.word(a, b) for a, b in words)
         name = ws[0].literal
         common = self.common(node, ctx, bg, start=start, end=end)
@@ -417,6 +419,15 @@ class _Builder:
         if end - start < 2:
             return []
         return [[m.start(), m.end()] for m in _ESCAPED_BLANK.finditer(self.data, start, end)]
+
+    def _trailing_escaped_blanks(self, start: int) -> list[list[int]]:
+        """`cmd a \\  ⏎` (a `\\` before trailing blanks): the escaped blank is the command's last
+        word; tree-sitter-bash leaves it out of the command."""
+        nl = self.data.find(b"\n", start)
+        tail = self.data[start:len(self.data) if nl < 0 else nl].rstrip(b"\r")
+        if b"\\" not in tail or not _BLANKS_ONLY.fullmatch(tail):
+            return []
+        return [[start + m.start(), start + m.end()] for m in _ESCAPED_BLANK.finditer(tail)]
 
     def array(self, node) -> ArrayLiteral:
         elems: list[list[int]] = []
@@ -771,6 +782,7 @@ class _Builder:
 
 
 _ESCAPED_BLANK = re.compile(rb"(?<![\\])\\[ \t]")
+_BLANKS_ONLY = re.compile(rb"(?:[ \t]|\\[ \t])*")
 
 
 class _Glued(NamedTuple):
