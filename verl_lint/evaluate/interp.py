@@ -43,7 +43,11 @@ _MAX_STEPS = 20_000
 
 class BudgetExceeded(Exception):
     """The script would take too long to interpret (hostile nesting of loops or calls)."""
-_IFS = re.compile(r"[ \t\n]+")
+_IFS_SPLIT = re.compile(r"([ \t\n]+)")  # keeps the separators: odd items are blanks
+# pathname expansion: what bash matches against file names. A `[…]` with a comma or a quote
+# is a Hydra list (`trainer.logger=["console","wandb"]`): it would only match a file named like
+# `trainer.logger=c`, and verl-lint reads the same list written literally as itself too
+_GLOB = re.compile(r"[*?]|\[[^]/,'\"]+\]")
 _NPU_WORD = re.compile(r"\bnpu\b")  # not `torch_npu`
 _GPU_WORD = re.compile(r"\bgpu\b")
 
@@ -53,12 +57,14 @@ def is_environment(name: str, known_env: frozenset[str]) -> bool:
 
 
 class Var:
-    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env")
+    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys")
 
     def __init__(self, parts=None, array=None, exported=False, status="set", fed_by=(),
-                 note="", env=False) -> None:
+                 note="", env=False, keys=None) -> None:
         self.parts = parts  # tuple[Part] for scalars
         self.array = array  # list[Field] for arrays
+        # associative arrays (`declare -A`): key → parts, or an Unknown for unknown contents
+        self.keys = keys
         self.exported = exported
         self.status = status  # "set" | "maybe"
         self.fed_by = fed_by
@@ -67,14 +73,17 @@ class Var:
 
     def replace(self, **kw) -> "Var":
         v = Var(self.parts, self.array, self.exported, self.status, self.fed_by, self.note,
-                self.env)
+                self.env, self.keys)
         for k, val in kw.items():
             setattr(v, k, val)
         return v
 
     def same_value(self, other: "Var") -> bool:
-        if (self.array is None) != (other.array is None):
+        if (self.array is None) != (other.array is None) or \
+                (self.keys is None) != (other.keys is None):
             return False
+        if self.keys is not None:
+            return _keys_value(self.keys) == _keys_value(other.keys)
         if self.array is not None:
             return len(self.array) == len(other.array) and all(
                 a.value == b.value for a, b in zip(self.array, other.array))
@@ -428,17 +437,25 @@ class Interpreter:
             self.frames[-1][a.name] = st.vars.get(a.name)
             if a.value is None and a.array is None:
                 st.vars.pop(a.name, None)
+                if any("A" in f for f in a.flags):
+                    st.vars[a.name] = Var(keys={}, fed_by=(a.span,))
                 return
         exported = a.exported or (old.exported if old is not None else False)
         if a.value is None and a.array is None:  # `export X`, `readonly X`
             if old is not None:
                 target[a.name] = old.replace(exported=exported)
+            elif "A" in "".join(a.flags):
+                target[a.name] = Var(keys={}, exported=exported, fed_by=(a.span,))
             elif "a" in "".join(a.flags):
                 target[a.name] = Var(array=[], exported=exported, fed_by=(a.span,))
             return
+        assoc = any("A" in f for f in a.flags) or (old is not None and old.keys is not None)
+        if assoc:
+            self.assign_assoc(a, old, st, target, exported)
+            return
         keyed = a.array is not None and any(w.text.startswith("[") for w in a.array.elements)
-        if keyed and (any("A" in f for f in a.flags) or not _in_written_order(a.array.elements)):
-            # `declare -A M=([k]=v)`, `A=([2]=x [0]=y)`: keys and order are not modelled
+        if keyed and not _in_written_order(a.array.elements):
+            # `A=([2]=x [0]=y)`: a sparse array's order is not modelled
             target[a.name] = Var(parts=(Part(unknown(f"${a.name} has keyed elements")),),
                                  exported=exported, fed_by=(a.span,))
             return
@@ -490,6 +507,40 @@ class Interpreter:
             parts = tuple(old.parts or ()) + tuple(parts)
             fed = old.fed_by + fed
         target[a.name] = Var(parts=tuple(parts), exported=exported, fed_by=fed + (a.span,))
+
+    def assign_assoc(self, a: Assignment, old: Var | None, st: State, target: dict,
+                     exported: bool) -> None:
+        """`declare -A M=([k]=v …)`, `M[k]=v`, `M[k]+=v`: the subscript is a string (not
+        arithmetic, so `M[aime]` reads no `$aime`)."""
+        keys = old.keys if old is not None and old.keys is not None else {}
+        fed = (old.fed_by if old is not None else ()) + (a.span,)
+        if a.array is not None:
+            keys = {} if not a.append else keys
+            for f in (f for w in a.array.elements for f in self.expand_fields(w, st)):
+                text = f.value
+                m = _SUBSCRIPT.match(text) if isinstance(text, str) else None
+                if m is None or isinstance(keys, Unknown):
+                    keys = unknown(f"the keys of associative array {a.name}")
+                    break
+                keys = {**keys, m.group(1): (Part(text[m.end():]),)}
+        elif a.index is not None and a.value is not None:
+            key = parts_value(self.expand_scalar(a.index, st))
+            parts = self.expand_scalar(a.value, st)
+            if isinstance(key, Unknown) or isinstance(keys, Unknown):
+                keys = unknown(f"the keys of associative array {a.name}")
+            else:
+                prev = keys.get(key, ()) if a.append else ()
+                keys = {**keys, key: tuple(prev) + tuple(parts)}
+        target[a.name] = Var(keys=keys, exported=exported, fed_by=fed)
+
+    @staticmethod
+    def ifs_split(st: State):
+        """The regex that splits unquoted expansions (bash's default IFS: blanks and
+        newlines), or an Unknown when the script set IFS to something else."""
+        ifs = st.vars.get("IFS")
+        if ifs is None or (ifs.parts is not None and parts_value(ifs.parts) == " \t\n"):
+            return _IFS_SPLIT
+        return unknown("word splitting with the script's own $IFS")
 
     @staticmethod
     def joined(fields: list[Field], st: State):
@@ -681,6 +732,8 @@ class Interpreter:
             return None
         if v.array is not None:
             return v.array[0].value if v.array else ""
+        if v.keys is not None:
+            return _key_value(v.keys, "0")
         return parts_value(v.parts)
 
     def special(self, name: str, st: State):
@@ -711,6 +764,11 @@ class Interpreter:
         v = st.vars.get(name)
         if v is not None:
             acc.append((name, v.fed_by))
+            if v.keys is not None:
+                key = _literal_key(p.index or "0")
+                if key is None:
+                    return unknown(f"{p.text}: the key is only known at run time")
+                return _key_value(v.keys, key)
             if v.array is not None:
                 idx = p.index
                 if idx is None or idx == "0":
@@ -852,6 +910,13 @@ class Interpreter:
                 return [Field([Part(val)], p.span, passthrough=val.reason)]
             return []  # unset array: expands to nothing
         acc.append((name, v.fed_by))
+        if v.keys is not None:
+            values = list(v.keys.values()) if isinstance(v.keys, dict) else None
+            if values is not None and len(values) <= 1:
+                return [Field(list(x), p.span, fed_by=v.fed_by, variables=(name,))
+                        for x in values]
+            reason = f"the values of associative array {name}, in bash's hash order"
+            return [Field([Part(unknown(reason))], p.span, passthrough=reason)]
         if v.array is not None:
             return [f.copy() for f in v.array]
         return [Field(list(v.parts or ()), p.span, fed_by=v.fed_by, variables=(name,))]
@@ -951,20 +1016,32 @@ class Interpreter:
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
+        # why `cur` may stand for any number of words: an element only known at run time, or
+        # the result of an unquoted expansion bash globs against file names
+        many: str | None = None
+        globs = "noglob" not in st.options
 
-        def add(parts) -> None:  # in place: a word of many pieces stays linear
-            nonlocal cur, blank
+        def add(parts, reason: str | None = None) -> None:  # in place: a word stays linear
+            nonlocal cur, blank, many
             if cur is None:
                 cur = []
             cur.extend(parts)
             blank = blank and _blank(parts)
+            many = many or reason
 
         def finish() -> None:
-            nonlocal cur, blank
+            nonlocal cur, blank, many
             if cur is not None:
-                out.append(Field(cur, w.span))
+                out.append(Field(cur, w.span, passthrough=many))
             cur = None
             blank = True
+            many = None
+
+        def globbed(text: str, what: str) -> str | None:
+            if globs and _GLOB.search(text):
+                return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
+                       "against file names"
+            return None
 
         for k, p in enumerate(pieces):
             kind, val = self.piece(p, st, acc, p.quoted == "double")
@@ -975,13 +1052,18 @@ class Interpreter:
                 fields = val
                 unquoted = p.quoted == "none"
                 if unquoted:
+                    ifs = self.ifs_split(st)
                     split: list[Field] = []
                     for f in fields:
                         v = f.value
-                        if isinstance(v, str) and _IFS.search(v):
-                            split.extend(f.copy(parts=[Part(x)]) for x in v.split())
+                        if isinstance(v, str) and not isinstance(ifs, Unknown) and ifs.search(v):
+                            split.extend(f.copy(parts=[Part(x)], passthrough=globbed(x, p.text))
+                                         for x in ifs.split(v)[::2] if x)
+                        elif isinstance(v, str) and isinstance(ifs, Unknown) and v:
+                            split.append(f.copy(parts=[Part(ifs)], passthrough=ifs.reason))
                         elif v != "" or f.passthrough:
-                            split.append(f)
+                            split.append(f if not isinstance(v, str) or f.passthrough else
+                                         f.copy(passthrough=globbed(v, p.text)))
                     fields = split
                 if not fields:
                     continue
@@ -991,7 +1073,7 @@ class Interpreter:
                 for i, f in enumerate(fields):
                     if i:
                         finish()
-                    add(f.parts)
+                    add(f.parts, f.passthrough)
                 continue
             # scalar parts
             if p.quoted != "none" or kind == "quoted":
@@ -1007,13 +1089,17 @@ class Interpreter:
                     continue
                 add((Part(value),))
                 continue
-            chunks = re.split(r"([ \t\n]+)", value)
+            ifs = self.ifs_split(st)
+            if isinstance(ifs, Unknown):
+                add((Part(ifs),), ifs.reason if value else None)
+                continue
+            chunks = ifs.split(value)
             for i, chunk in enumerate(chunks):
                 if i % 2 == 1:
                     finish()
                 elif chunk:
                     add((Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
-                              else None),))
+                              else None),), globbed(chunk, p.text))
         finish()
         if not acc:
             if array is not None:
@@ -1068,6 +1154,27 @@ _SYSTEM_ENV_FILE = re.compile(r"(?:^|/)(?:set_env\.sh|activate|\.bashrc|\.bash_p
 
 
 _SUBSCRIPT = re.compile(r"\[([^\]]*)\]=")
+
+
+def _literal_key(index: str) -> str | None:
+    """The key `${M[aime]}`, `${M["aime"]}` names, or None when it expands something."""
+    if any(ch in index for ch in "$`\\"):
+        return None
+    if len(index) >= 2 and index[0] == index[-1] and index[0] in "'\"":
+        return index[1:-1]
+    return None if any(ch in index for ch in "'\"") else index
+
+
+def _key_value(keys, key: str):
+    """M[key] of an associative array: its value, None when unset, or an Unknown."""
+    if isinstance(keys, Unknown):
+        return keys
+    parts = keys.get(key)
+    return None if parts is None else parts_value(parts)
+
+
+def _keys_value(keys):
+    return keys if isinstance(keys, Unknown) else {k: parts_value(v) for k, v in keys.items()}
 
 
 def _in_written_order(elements) -> bool:

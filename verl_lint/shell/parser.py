@@ -286,7 +286,7 @@ class _Builder:
         reds: list[Redirect] = list(redirects)
         start = node.start_byte
         prev_end = None
-        glued = _glued_assignments(children)
+        glued = _glued_assignments(children, self.data)
         blanks = self._may_hold_escaped_blank(node)
         for i, ch in enumerate(children):
             t = ch.type
@@ -449,7 +449,7 @@ class _Builder:
         declared_by = kw if kw in _DECLARERS else None
         flags: list[str] = []
         out: list = []
-        glued = _glued_assignments(node.children, leading=False)
+        glued = _glued_assignments(node.children, self.data, leading=False)
         for i, ch in enumerate(node.children):
             t = ch.type
             if i == 0 or i in glued.skip:
@@ -790,11 +790,17 @@ class _Glued(NamedTuple):
     skip: set[int]  # child indexes that are the rest of such a value
 
 
-def _glued_assignments(children, *, leading: bool = True) -> _Glued:
+def _touching(data: bytes, end: int, start: int) -> bool:
+    """Nothing but a `\\`-newline between two nodes: bash reads one word."""
+    return start == end or data[end:start] in (b"\\\n", b"\\\r\n")
+
+
+def _glued_assignments(children, data: bytes, *, leading: bool = True) -> _Glued:
     """tree-sitter-bash ends `CKPT=$HOME/$exp/ckpt` at the second `$` and reads `exp/ckpt` as a
     command name; bash reads one assignment word. A node that touches an assignment (no blank
-    between) continues its value. `leading`: only the assignments a command starts with (a
-    long launch command has none: nothing to scan); else all (`export -x A=… B=…`)."""
+    between, or only a `\\`-newline: `M='a,'\\⏎'b'`) continues its value. `leading`: only the
+    assignments a command starts with (a long launch command has none: nothing to scan); else
+    all (`export -x A=… B=…`)."""
     ends: dict[int, int] = {}
     skip: set[int] = set()
     i = 0
@@ -805,8 +811,8 @@ def _glued_assignments(children, *, leading: bool = True) -> _Glued:
             i += 1
             continue
         j = i + 1
-        while j < len(children) and children[j].start_byte == children[j - 1].end_byte \
-                and children[j].type in _GLUE:
+        while j < len(children) and children[j].type in _GLUE and _touching(
+                data, children[j - 1].end_byte, children[j].start_byte):
             ends[i] = children[j].end_byte
             skip.add(j)
             j += 1
@@ -828,8 +834,7 @@ def _add_to_words(ranges: list[list[int]], node, data: bytes) -> None:
     last range ends continues that word (tree-sitter-bash splits some words into nodes), and so
     does one after a `\\`-newline with no blank before it (`path=/models/\\⏎Qwen2.5-7B`)."""
     start = node.start_byte
-    if ranges and (ranges[-1][1] == start or start - ranges[-1][1] in (2, 3) and
-                   data[ranges[-1][1]:start] in (b"\\\n", b"\\\r\n")):
+    if ranges and _touching(data, ranges[-1][1], start):
         ranges[-1][1] = node.end_byte
     else:
         ranges.append([start, node.end_byte])

@@ -1,0 +1,84 @@
+"""Misreads the bash oracle found (issue 14), each checked against what bash passes."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from verl_lint.dev import bash_oracle
+from verl_lint.evaluate import evaluate_script
+from verl_lint.shell import parse_script
+from verl_lint.source import SourceText
+
+LAUNCH = "python3 -m verl.trainer.main_ppo"
+
+
+def launch_words(text: str, **kw) -> list:
+    """The single launch's words as verl-lint reads them (`...` for a passthrough)."""
+    (run,) = evaluate_script(parse_script(SourceText(text.encode(), "t.sh")), **kw)
+    return bash_oracle._items(run.launches[0])
+
+
+def bash_words(text: str) -> list[str]:
+    run = bash_oracle.run_bash(text.encode(), "t.sh", {}, None)
+    (argv,) = [a for _, a in run.records]
+    return [o.text for o in bash_oracle.bash_launch(argv).overrides]
+
+
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+@pytest.mark.parametrize("text, words", [
+    # quoted strings joined by a backslash-newline are one assignment word
+    ("MODS='{a:{},'\\\n'b:{}}'\n" + LAUNCH + ' "m=$MODS"\n', ["m={a:{},b:{}}"]),
+    ("export MODS='x,'\\\n'y' B=1\n" + LAUNCH + ' "m=$MODS" b=$B\n', ["m=x,y", "b=1"]),
+    ("V=[/d/a.parquet,\\\n/d/b.parquet]\n" + LAUNCH + " v=$V\n", ["v=[/d/a.parquet,/d/b.parquet]"]),
+    # an associative array's subscript is a string, not `$aime`
+    ('declare -A m\nm["aime"]="math"\nm[gsm8k]+=gsm\n' + LAUNCH + ' "a=${m[aime]}" '
+     '"g=${m["gsm8k"]}"\n', ["a=math", "g=gsm"]),
+    ('declare -A n=([a]=1 ["b c"]=2)\n' + LAUNCH + ' "b=${n[b c]}"\n', ["b=2"]),
+    # an unquoted string of overrides: bash splits it at blanks (not at \r or \f)
+    ('C="a.b=1\n  c.d=2\tx=\r\f"\n' + LAUNCH + " $C\n", ["a.b=1", "c.d=2", "x=\r\f"]),
+    ('A=("p=1 q=2" r)\n' + LAUNCH + " ${A[@]} \"s=${A[@]}\"\n", ["p=1", "q=2", "r", "s=p=1 q=2",
+                                                              "r"]),
+    ("A=($'p=1\\rq' 'r=1\x0bs')\n" + LAUNCH + " ${A[@]}\n", ["p=1\rq", "r=1\x0bs"]),
+    # a trailing `\ ` is an argument of one space
+    (LAUNCH + " a=1 \\  \n", ["a=1", " "]),
+])
+def test_reading_equals_bash(text, words):
+    assert launch_words(text) == words
+    if shutil.which("bash"):
+        assert bash_words(text) == words
+
+
+def test_no_variable_is_read_in_an_associative_subscript():
+    model = parse_script(SourceText(b'set -u\ndeclare -A m\nm["aime"]="math"\nk=aime\n'
+                                    b'echo "${m[$k]}"\n', "t.sh"))
+    (run,) = evaluate_script(model)
+    assert "aime" not in {u.name for u in run.var_uses}
+
+
+def test_unquoted_expansion_that_may_glob_is_unknown():
+    text = 'C="a=1 x=b* y=[ab] l=[c,d] q=\'[\\"e\\"]\'"\n' + LAUNCH + " $C\n"
+    words = launch_words(text)
+    assert words[0] == "a=1" and words[1] is ... and words[2] is ...
+    assert words[3:] == ["l=[c,d]", "q='[\"e\"]'"]
+    assert launch_words("set -f\n" + text)[1:3] == ["x=b*", "y=[ab]"]  # noglob: as is
+
+
+def test_unquoted_expansion_under_the_scripts_own_ifs_is_unknown():
+    words = launch_words('IFS=,\nB="a=1,b=2"\n' + LAUNCH + " $B\n")
+    assert words == [...]
+    assert launch_words('IFS=,\nB="a=1,b=2"\n' + LAUNCH + ' "$B"\n') == ["a=1,b=2"]
+
+
+@needs_bash
+def test_glob_words_really_change_with_files(tmp_path):
+    """Why `x=b*` is unknown: with a matching file bash passes the file's name."""
+    script = tmp_path / "t.sh"
+    script.write_text('C="x=b*"\nprintf "%s\\n" $C\n')
+    (tmp_path / "x=bee").write_text("")
+    out = bash_oracle.subprocess.run(["bash", str(script)], cwd=tmp_path, capture_output=True,
+                                     text=True).stdout
+    assert out == "x=bee\n"
