@@ -68,8 +68,8 @@ def test_a_misread_is_a_disagreement(tmp_path, monkeypatch):
     path = _script(tmp_path, "python3 -m verl.trainer.main_ppo a=1 b=2\n")
     real = bash_oracle.read_script
 
-    def wrong(text, p, pins):
-        reading = real(text, p, pins)
+    def wrong(text, p, pins, label):
+        reading = real(text, p, pins, label)
         o = reading.launches[0].overrides[1]
         reading.launches[0].overrides[1] = type(o)(**{**{s: getattr(o, s) for s in
                                                         o.__slots__}, "text": "b=3"})

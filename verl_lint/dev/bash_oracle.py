@@ -86,16 +86,17 @@ __oracle_status() {  # the device probe answers as the scenario says; everything
   done
   return 0
 }
-# VL101's claims, `FIRST-LAST:NAME` each: before a command on those script lines, record when
-# NAME is set after all
+# VL101's claims, `FIRST-LAST:NAME:HOW` each: before a command on those script lines, record
+# when NAME is set after all (HOW=full: set and not empty, for "the run stops when it is empty")
 if [[ -n "${__ORACLE_PROBES-}" ]]; then
   IFS=' ' read -ra __oracle_probes <<< "$__ORACLE_PROBES"
   __oracle_probe() {
     [[ "${BASH_SOURCE[1]-}" == "$__ORACLE_SCRIPT" ]] || return 0
-    local __p __r __v
+    local __p __r __v __how
     for __p in "${__oracle_probes[@]}"; do
-      __r=${__p%%:*}; __v=${__p#*:}
-      if (( ${__r%-*} <= $1 && $1 <= ${__r#*-} )) && [[ -n "${!__v+x}" ]]; then
+      __r=${__p%%:*}; __v=${__p#*:}; __how=${__v#*:}; __v=${__v%%:*}
+      if (( ${__r%-*} <= $1 && $1 <= ${__r#*-} )) && [[ -n "${!__v+x}" ]] &&
+          [[ "$__how" != full || -n "${!__v}" ]]; then
         __oracle_write -2 "$__p"
       fi
     done
@@ -234,14 +235,26 @@ def run_bash(text: bytes, name: str, env_pins: dict[str, str], device: str | Non
 # ---- verl-lint's reading ------------------------------------------------------------------------
 
 @dataclass
+class Finding:
+    """A VL101 finding: `$var` is unset at `line` (and at its labels)."""
+
+    var: str
+    line: int
+    severity: str
+    ranges: list[tuple[int, int]]  # lines of the commands holding each use: bash reports an
+    # error at one line of its command
+
+
+@dataclass
 class Reading:
     launches: list[Launch]
-    vl101: list[tuple[str, int, str, tuple[int, int]]]  # (variable, line, severity, the lines
-    # of the command holding the use: bash reports an error at one of them)
+    vl101: list[Finding]
     label: str
 
 
-def read_script(text: bytes, path: Path, pins: dict[str, str]) -> Reading:
+def read_script(text: bytes, path: Path, pins: dict[str, str], label: str) -> Reading:
+    """verl-lint's reading of scenario `label`, as `check` and `show` make it (`--set` for
+    the variables the oracle provided)."""
     from verl_lint.cli.check import settings_for_args
     from verl_lint.engine import lint_source
     from verl_lint.evaluate import evaluate_script
@@ -252,19 +265,23 @@ def read_script(text: bytes, path: Path, pins: dict[str, str]) -> Reading:
     settings = settings.model_copy(update={"pins": {**settings.pins, **pins}})
     source = SourceText(text, str(path))
     model = parse_script(source)
-    runs = evaluate_script(model, pins=settings.pins or None,
+    runs = evaluate_script(model, device=settings.device, pins=settings.pins or None,
                            known_env=frozenset(settings.known_env))
+    run = next((r for r in runs if r.scenario.label == label), runs[0])
     report = lint_source(source, settings, path=str(path))
+
+    def lines_of(span) -> tuple[int, int]:
+        holder = [(s.span.line, s.span.end_line) for s in model.statements
+                  if s.span.start <= span.start < s.span.end]
+        return holder[-1] if holder else (span.line, span.line)
+
     vl101 = []
     for d in report.diagnostics:
         m = re.match(r"`\$([A-Za-z_]\w*)`", d.message)
-        if d.code == "VL101" and m:
-            # the innermost statement holding the use: xtrace names its first line
-            holder = [(s.span.line, s.span.end_line) for s in model.statements
-                      if s.span.start <= d.span.start < s.span.end]
-            vl101.append((m.group(1), d.span.line, d.severity.value,
-                          holder[-1] if holder else (d.span.line, d.span.line)))
-    return Reading(launches=runs[0].launches, vl101=vl101, label=runs[0].scenario.label)
+        if d.code == "VL101" and m and (not d.scenarios or run.scenario.label in d.scenarios):
+            vl101.append(Finding(m.group(1), d.span.line, d.severity.value,
+                                 [lines_of(d.span)] + [lines_of(lb.span) for lb in d.labels]))
+    return Reading(launches=run.launches, vl101=vl101, label=run.scenario.label)
 
 
 # ---- comparing --------------------------------------------------------------------------------
@@ -438,9 +455,9 @@ def _check_scenario(text: bytes, path: Path, sc, timeout: float) -> ScenarioResu
     provided: dict[str, str] = {}
     seen_launch_lines: set[int] = set()
     for _ in range(MAX_RERUNS):
+        reading = read_script(text, path, provided, sc.label)
         pins = {**dict(sc.pins), **provided}
-        reading = read_script(text, path, pins)
-        probes = [f"{a}-{b}:{var}" for var, _, _, (a, b) in reading.vl101]
+        probes = [_probe(f, r) for f in reading.vl101 for r in f.ranges]
         bash = run_bash(text, path.name, pins, sc.device, timeout, probes)
         res.runs += 1
         res.seconds += bash.seconds
@@ -449,32 +466,30 @@ def _check_scenario(text: bytes, path: Path, sc, timeout: float) -> ScenarioResu
         before = len(res.launches)
         compare_launches(reading, bash, res)
         # a rerun repeats the launches before the stop: keep each line's first comparison
-        fresh = []
-        for r in res.launches[before:]:
-            if r.line not in seen_launch_lines or not r.agree:
-                fresh.append(r)
-        res.launches[before:] = fresh
-        seen_launch_lines.update(r.line for r in fresh)
+        res.launches[before:] = [r for r in res.launches[before:]
+                                 if r.line not in seen_launch_lines or not r.agree]
+        seen_launch_lines.update(r.line for r in res.launches[before:])
         stop = bash.abort
         if bash.error:
             res.notes.append(f"bash stops at {bash.error}")
-        for var, line, severity, (first, last) in reading.vl101:
-            if f"{first}-{last}:{var}" in bash.set_at:
-                res.problems.append(f"VL101 says `${var}` is unset at line {line}; bash has it "
-                                    "set there")
+        for f in reading.vl101:
+            hit = [_probe(f, r) for r in f.ranges if _probe(f, r) in bash.set_at]
+            if hit:
+                res.problems.append(f"VL101 says `${f.var}` is unset at line "
+                                    f"{hit[0].split('-')[0]}; bash has it set there")
                 continue
-            if severity != "error" or (stop is not None and stop[0] == var
-                                       and first <= stop[1] <= last):
+            if f.severity != "error" or f.var in sc.assumed or _stopped_at(f, stop):
                 continue
+            first = f.ranges[0][0]
             if first not in bash.ran or (stop is not None and first >= stop[1]):
                 continue  # not reached in this run (another branch, or after a stop)
-            res.problems.append(f"VL101 error on `${var}` at line {line}, but bash runs past it")
+            res.problems.append(f"VL101 error on `${f.var}` at line {f.line}, but bash runs "
+                                "past it")
         if stop is None:
             break
         var, line, message = stop
-        if not any(v == var and first <= line <= last
-                   for v, _, _, (first, last) in reading.vl101):
-            where = [ln for v, ln, _, _ in reading.vl101 if v == var]
+        if not any(_stopped_at(f, stop) for f in reading.vl101):
+            where = [f.line for f in reading.vl101 if f.var == var]
             said = f"reports it at line {where[0]}" if where else "is silent"
             excuse = _excuse(var, bash)
             if excuse:
@@ -484,10 +499,38 @@ def _check_scenario(text: bytes, path: Path, sc, timeout: float) -> ScenarioResu
         if var in provided:
             res.notes.append(f"bash stops on `{var}` again at line {line}")
             break
-        provided[var] = PROVIDED
+        provided[var] = dict(sc.pins).get(var, PROVIDED)
+    _check_assumed(text, path, sc, reading, res, timeout, provided)
     if provided:
         res.notes.append("rerun with " + " ".join(f"{k}={v}" for k, v in provided.items()))
     return res
+
+
+def _probe(f: Finding, lines: tuple[int, int]) -> str:
+    """VL101's claim at one use, for the prelude: an info (`${X:?}`, `X=${X}`) says the value
+    is empty or unset, the others that it is unset."""
+    return f"{lines[0]}-{lines[1]}:{f.var}:{'full' if f.severity == 'info' else 'set'}"
+
+
+def _stopped_at(f: Finding, stop) -> bool:
+    return stop is not None and stop[0] == f.var and any(a <= stop[1] <= b for a, b in f.ranges)
+
+
+def _check_assumed(text: bytes, path: Path, sc, reading: Reading, res: ScenarioResult,
+                   timeout: float, provided: dict[str, str]) -> None:
+    """VL101 on the variable the scenario assumes (`case "${DEVICE}"` under `set -u`, never
+    assigned): bash, without it exported, must stop there."""
+    for f in reading.vl101:
+        if f.var in sc.assumed:
+            # export what VL101 reports besides, so that bash gets as far as the use
+            others = {g.var: PROVIDED for g in reading.vl101}
+            pins = {k: v for k, v in {**others, **dict(sc.pins), **provided}.items()
+                    if k != f.var}
+            bash = run_bash(text, path.name, pins, sc.device, timeout)
+            res.runs += 1
+            if not _stopped_at(f, bash.abort):
+                res.problems.append(f"VL101 on `${f.var}` at line {f.line}: with nothing "
+                                    "exported bash does not stop there")
 
 
 def _excuse(var: str, bash: BashRun) -> str | None:

@@ -8,6 +8,7 @@ Values the script cannot know are `Unknown(reason)`; nothing is guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from verl_lint.evaluate import arith
@@ -150,6 +151,11 @@ class Interpreter:
     # ------------------------------------------------------------------------------------------
     def run(self) -> ScenarioRun:
         st = State()
+        # a device value the scenario assumes, for a script that never assigns the variable,
+        # reaches its uses only when the caller exports it
+        self.assumed = {n for n in self.scenario.assumed
+                        if not any(a.name == n and (a.value is not None or a.array is not None)
+                                   for a in self.model.assignments)}
         for name, value in self.scenario.pins:
             st.vars[name] = Var(parts=(Part(value),), exported=True, env=True)
         self.block(self.model.body, st)
@@ -165,18 +171,32 @@ class Interpreter:
         self.steps -= len(stmts)
         if self.steps < 0:
             raise BudgetExceeded
+        prev = None
         for s in stmts:
             if st.dead or st.returned:
                 break
-            if s.conditional:
+            if s.after:
                 alt = st.copy()
                 self.stmt(s, alt)
                 merged = self.merge([alt, st], ["when the command before `&&`/`||` allows it",
                                                 "otherwise"])
                 _assign_state(st, merged)
+                if alt.dead and isinstance(prev, Command):
+                    self.narrow_guard(prev, s, st)
             else:
                 self.stmt(s, st)
+                prev = s
         return st
+
+    def narrow_guard(self, test: Command, then, st: State) -> None:
+        """`[ -z "$X" ] && { echo …; exit 1; }` (or `[ -n "$X" ] || exit 1`): past it X is set."""
+        guard = guard_test(test)
+        if guard is None or guard[0] in st.vars:
+            return
+        if (guard[1], then.after) in (("-z", "&&"), ("-n", "||")):
+            st.vars[guard[0]] = Var(parts=(Part(unknown(
+                f"${guard[0]} is only known to be non-empty here")),), exported=True,
+                fed_by=(test.span,))
 
     def stmt(self, s, st: State) -> None:
         if isinstance(s, Assignment):
@@ -700,7 +720,7 @@ class Interpreter:
         return None, None
 
     # -- expansion --------------------------------------------------------------------------------
-    def record_use(self, p: Piece, st: State, has_default: bool) -> None:
+    def record_use(self, p: Piece, st: State, has_default: bool, required: bool = False) -> None:
         name = p.name
         if name is None or not (name[0].isalpha() or name[0] == "_"):
             return
@@ -709,7 +729,9 @@ class Interpreter:
             return
         v = st.vars.get(name)
         nounset = "nounset" in st.options
-        if v is not None:
+        if v is not None and v.env and nounset and name in self.assumed:
+            state, note = "unset", ""  # VL101 says the scenario assumed it
+        elif v is not None:
             state = "environment" if v.env else ("set" if v.status == "set" else "maybe")
             note = v.note
         elif is_environment(name, self.known_env):
@@ -719,7 +741,7 @@ class Interpreter:
         else:
             state, note = "unset", st.elsewhere.get(name, "")
         self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
-                                state=state, note=note, nounset=nounset)
+                                state=state, note=note, nounset=nounset, required=required)
 
     def lookup_value(self, name: str, st: State):
         """A scalar variable's value: str, Unknown, or None when unset."""
@@ -790,7 +812,8 @@ class Interpreter:
         """Expansion of a variable piece: ("parts", tuple) or ("fields", list[Field])."""
         op = p.operator
         name = p.name or ""
-        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"))
+        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"),
+                        op in (":?", "?"))
         # whole arrays / "$@"
         if op is None and (p.index in ("@", "*") or name in ("@", "*")):
             fields = self.array_fields(p, st, acc)
@@ -836,6 +859,10 @@ class Interpreter:
             if present:
                 return "parts", (Part(val),)
             required = unknown(f"${{{name}{op}}}: bash aborts when {name} is unset")
+            use = self.uses.get((p.span.start, name))
+            if val == "" and use is not None and use.state != "environment":
+                # set, but to nothing: `${X:?}` stops the run as surely as for an unset X
+                self.uses[(p.span.start, name)] = dataclasses.replace(use, state="unset")
             if name[:1].isalpha() or name[:1] == "_":  # past this point bash knows it is set
                 st.vars[name] = Var(parts=(Part(required),), exported=True, fed_by=(p.span,))
             return "parts", (Part(required),)
@@ -1199,6 +1226,24 @@ def _operand_kind(p: Piece) -> str:
     split it even where the expansion itself is unquoted; else "parts"."""
     pieces = p.argument.pieces if p.argument is not None else ()
     return "quoted" if pieces and all(q.quoted != "none" for q in pieces) else "parts"
+
+
+def guard_test(c: Command) -> tuple[str, str] | None:
+    """(X, "-z" / "-n") for `[ -z "$X" ]`, `[[ -n $X ]]`, `test -z "$X"`, `[ "$X" ]` (-n)."""
+    words = [w.text for w in c.words]
+    if not words or words[0] not in ("[", "[[", "test"):
+        return None
+    inner = words[1:-1] if words[0] != "test" else words[1:]
+    if len(inner) == 1:
+        inner = ["-n", inner[0]]
+    if len(inner) != 2 or inner[0] not in ("-z", "-n"):
+        return None
+    pieces = [p for p in c.words[words.index(inner[1], 1)].pieces
+              if not (p.kind == "literal" and p.value == "")]
+    if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].operator is None \
+            and pieces[0].index is None and pieces[0].name and pieces[0].name[0] != "@":
+        return pieces[0].name, inner[0]
+    return None
 
 
 def _narrow(cond, st: State, holds: bool) -> None:

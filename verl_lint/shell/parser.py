@@ -558,11 +558,17 @@ class _Builder:
     def s_list(self, node, ctx: _Ctx, bg: bool) -> list:
         out: list = []
         first = True
+        op = ""
         for ch in node.children:
             if ch.type == "comment":
                 self.comment(ch)
+            elif ch.type in ("&&", "||"):
+                op = ch.type
             elif ch.is_named:
-                out.extend(self.stmt(ch, ctx if first else ctx.cond(), bg))
+                stmts = self.stmt(ch, ctx if first else ctx.cond(), bg)
+                if not first and stmts:
+                    stmts[0] = replace(stmts[0], after=op or "&&")
+                out.extend(stmts)
                 first = False
         return out
 
