@@ -82,3 +82,16 @@ def test_glob_words_really_change_with_files(tmp_path):
     out = bash_oracle.subprocess.run(["bash", str(script)], cwd=tmp_path, capture_output=True,
                                      text=True).stdout
     assert out == "x=bee\n"
+
+
+def test_a_string_of_overrides_with_an_unknown_part_still_splits():
+    """verl's veomni scripts: `ACTOR_CONFIG="… model.path=$HOME/m … mini_batch=32"` then an
+    unquoted `$ACTOR_CONFIG`; the known words stay known (VL303/VL304 read them)."""
+    text = ('C="\n  a.lr=1e-6 \\\n  a.path=$HOME/m \\\n  a.mini=32"\nC="$C b.x=$(date)"\n'
+            + LAUNCH + " $C ${C}\n")
+    words = launch_words(text)
+    assert words[0] == "a.lr=1e-6" and words[2] == "a.mini=32" and len(words) == 8
+    assert "HOME" in words[1].reason and "date" in words[3].reason
+    assert words[4:] == words[:4]
+    # alone, an unknown part may be any number of words
+    assert launch_words('C="a=1 $(date)"\n' + LAUNCH + " $C\n") == ["a=1", ...]

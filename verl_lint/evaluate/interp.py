@@ -40,6 +40,7 @@ _MAX_UNROLL = 16
 _MAX_ARITH_LOOKUPS = 10_000
 # statements interpreted per scenario: unrolled loops and calls nest multiplicatively
 _MAX_STEPS = 20_000
+_MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
 
 
 class BudgetExceeded(Exception):
@@ -834,6 +835,12 @@ class Interpreter:
         if op is None:
             if val is None:
                 return "parts", (Part(self.unset_unknown(name, st)),)
+            v = st.vars.get(name)
+            if isinstance(val, Unknown) and v is not None and v.parts is not None and \
+                    p.index in (None, "0") and 1 < len(v.parts) <= _MAX_PARTS:
+                # keep the known text around the unknown: `C="a=1 m=$HOME/x"` then `$C`
+                # still splits into a known `a=1` and an `m=` of unknown value
+                return "parts", tuple(Part(x.value) for x in v.parts)
             return "parts", (Part(val),)
         if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
             if isinstance(val, Unknown):
@@ -1107,7 +1114,9 @@ class Interpreter:
                 add(val)
                 continue
             value = parts_value(val)
-            if isinstance(value, Unknown):
+            ifs = self.ifs_split(st)
+            if isinstance(value, Unknown) and (isinstance(ifs, Unknown) or not any(
+                    isinstance(x.value, str) and ifs.search(x.value) for x in val)):
                 if cur is None and len(pieces) == 1:
                     out.append(Field([Part(value)], w.span, passthrough=None
                                      if p.kind in ("arithmetic",) else
@@ -1116,17 +1125,37 @@ class Interpreter:
                     continue
                 add((Part(value),))
                 continue
-            ifs = self.ifs_split(st)
             if isinstance(ifs, Unknown):
                 add((Part(ifs),), ifs.reason if value else None)
                 continue
-            chunks = ifs.split(value)
-            for i, chunk in enumerate(chunks):
-                if i % 2 == 1:
+            # split at the blanks of the known text; an unknown part stays in the word it
+            # touches (`k=$HOME/x` is one word, as everywhere), alone it may be several
+            segs: list[list[Part]] = [[]]
+            for x in val:
+                if isinstance(x.value, Unknown):
+                    segs[-1].append(x)
+                    continue
+                chunks = ifs.split(x.value)
+                for i, chunk in enumerate(chunks):
+                    if i % 2 == 1:
+                        segs.append([])
+                    elif chunk:
+                        segs[-1].append(Part(chunk, x.src if len(val) == 1 and len(chunks) == 1
+                                             else None))
+            for i, seg in enumerate(segs):
+                if i:
                     finish()
-                elif chunk:
-                    add((Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
-                              else None),), globbed(chunk, p.text))
+                if not seg:
+                    continue
+                text = parts_value(seg)
+                if not isinstance(text, Unknown):
+                    add(seg, globbed(text, p.text))
+                elif all(isinstance(q.value, Unknown) for q in seg) and (i or cur is None) \
+                        and (i < len(segs) - 1 or k == len(pieces) - 1):
+                    add(seg, f"unquoted {_short(p.text)} may expand to several words "
+                             f"({text.reason})")
+                else:
+                    add(seg)
         finish()
         if not acc:
             if array is not None:
