@@ -28,6 +28,7 @@ Only run scripts you trust: an absolute path (`/usr/bin/rm`) bypasses the shims.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
@@ -38,6 +39,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -52,6 +54,7 @@ PURE = ("dirname", "basename", "seq", "expr", "tr", "cut", "sed", "awk", "grep",
 TIMEOUT = 10.0  # seconds per bash run
 EPOCH = "1700000000"  # SOURCE_DATE_EPOCH: `$(date …)` is the same on every run
 PROVIDED = "1"  # the value given to a variable bash stopped on (a number fits arithmetic too)
+ARGS = ("1", "1", "1", "1")  # the arguments of a script whose usage check stopped it
 MAX_RERUNS = 12
 # what the shell environment always has (verl-lint takes these from the environment)
 BASE_ENV = {"USER": "oracle", "LOGNAME": "oracle", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
@@ -132,8 +135,11 @@ _UNBOUND = re.compile(r"([A-Za-z_]\w*)(?:\[[^\]]*\])?: unbound variable$")
 _REQUIRED = re.compile(r"([A-Za-z_]\w*): (.*)$")
 
 
-def _toolbox(root: Path) -> tuple[Path, Path]:
-    """(shim folder, prelude file) under `root`."""
+@lru_cache(maxsize=1)
+def _toolbox() -> tuple[Path, Path]:
+    """(shim folder, prelude file), made once per process (removed at exit)."""
+    root = Path(tempfile.mkdtemp(prefix="verl-lint-oracle-tools-"))
+    atexit.register(shutil.rmtree, root, True)
     bin_dir = root / "bin"
     bin_dir.mkdir()
     for name in RECORDERS:
@@ -167,11 +173,12 @@ class BashRun:
 
 
 def run_bash(text: bytes, name: str, env_pins: dict[str, str], device: str | None,
-             timeout: float = TIMEOUT, probes: Iterable[str] = ()) -> BashRun:
+             timeout: float = TIMEOUT, probes: Iterable[str] = (),
+             args: tuple[str, ...] = ()) -> BashRun:
     """Run the script under bash with the shims in a throwaway folder."""
     with tempfile.TemporaryDirectory(prefix="verl-lint-oracle-") as tmp:
         root = Path(tmp)
-        bin_dir, prelude = _toolbox(root)
+        bin_dir, prelude = _toolbox()
         work, home, rec = root / "work", root / "home", root / "rec"
         trace = root / "trace"
         for d in (work, home, rec):
@@ -185,7 +192,7 @@ def run_bash(text: bytes, name: str, env_pins: dict[str, str], device: str | Non
         bash = shutil.which("bash", path="/usr/bin:/bin") or "bash"
         start = time.perf_counter()
         try:
-            proc = subprocess.run([bash, str(script)], cwd=work, env=env, stdin=subprocess.DEVNULL,
+            proc = subprocess.run([bash, str(script), *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   timeout=timeout, start_new_session=True)
             status, stderr = proc.returncode, proc.stderr.decode("utf-8", "replace")
@@ -409,7 +416,8 @@ def compare_launches(reading: Reading, bash: BashRun, res: ScenarioResult) -> No
 def _compare_one(ours: Launch, theirs: Launch, line: int) -> LaunchResult:
     items = _items(ours)
     words = [o.text for o in theirs.overrides]
-    unknown = [x.reason for x in items if isinstance(x, Unknown)]
+    unknown = [x.reason for x in items if isinstance(x, Unknown)] + [
+        "… " + p.reason for p in ours.passthrough]
     known = sum(isinstance(x, str) for x in items)
     bad = []
     if (ours.module, ours.script) != (theirs.module, theirs.script):
@@ -454,13 +462,22 @@ def _check_scenario(text: bytes, path: Path, sc, timeout: float) -> ScenarioResu
     res = ScenarioResult(label=sc.label)
     provided: dict[str, str] = {}
     seen_launch_lines: set[int] = set()
+    args: tuple[str, ...] = ()
     for _ in range(MAX_RERUNS):
         reading = read_script(text, path, provided, sc.label)
         pins = {**dict(sc.pins), **provided}
         # the variable the scenario assumes is exported here: `_check_assumed` runs without it
         probes = [_probe(f, r) for f in reading.vl101 if f.var not in sc.assumed
                   for r in f.ranges]
-        bash = run_bash(text, path.name, pins, sc.device, timeout, probes)
+        bash = run_bash(text, path.name, pins, sc.device, timeout, probes, args)
+        if not args and reading.launches and _reads_arguments(text) and \
+                not any(bash_launch(a) for _, a in bash.records):
+            # a usage check (`[ "$#" -lt 2 ] && exit 1`) stopped it: verl-lint reads the
+            # arguments as unknown, so any will do
+            args = ARGS
+            res.notes.append("rerun with arguments " + " ".join(args))
+            bash = run_bash(text, path.name, pins, sc.device, timeout, probes, args)
+            res.runs += 1
         res.runs += 1
         res.seconds += bash.seconds
         if bash.status is None:
@@ -514,6 +531,10 @@ def _probe(f: Finding, lines: tuple[int, int]) -> str:
     return f"{lines[0]}-{lines[1]}:{f.var}:{'full' if f.severity == 'info' else 'set'}"
 
 
+def _reads_arguments(text: bytes) -> bool:
+    return re.search(rb"\$\{?[#1-9]", text) is not None
+
+
 def _stopped_at(f: Finding, stop) -> bool:
     return stop is not None and stop[0] == f.var and any(a <= stop[1] <= b for a, b in f.ranges)
 
@@ -562,21 +583,45 @@ def check_paths(paths: Iterable[str], jobs: int = 0, timeout: float = TIMEOUT
     from verl_lint.rules.registry import all_rules
 
     all_rules()  # the registry loads on first use: not from several threads at once
+    _toolbox()
     scripts = iter_scripts(paths)
     jobs = jobs or min(4, (os.cpu_count() or 1) + 1)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(lambda p: check_script(p, timeout), scripts))
 
 
+# what verl-lint leaves <unknown> (or `…`) on purpose, by construct (first match wins)
+KINDS = (
+    (r"^… .*\"\$@\"|^… \"\$@\"", '"$@": the caller\'s arguments (…)'),
+    (r"^… .*matches? against file names", "an unquoted expansion bash globs (…)"),
+    (r"^… .*may expand to several words", "an unquoted unknown expansion (…)"),
+    (r"^… .*brace-expands", "brace expansion of a word with quotes or expansions (…)"),
+    (r"^… .*IFS", "word splitting under the script's own IFS (…)"),
+    (r"^… elements of", "array elements an undecided branch adds (…)"),
+    (r"^… ", "other places more words may arrive (…)"),
+    (r"comes from the environment", "a variable the environment provides ($HOME, $PWD…)"),
+    (r"an argument the caller passes|\$#", "a positional argument ($1…)"),
+    (r"\$\(date", "$(date …)"),
+    (r"\$\(|`", "other command output $(…)"),
+    (r"is not set by the script|is unset here", "a variable the script never sets"),
+    (r"home directory", "~ (the user's home)"),
+    (r"may be (set|changed) by", "after `source`/`eval`"),
+    (r"differs between|only set by|only known to be non-empty", "a branch verl-lint cannot decide"),
+    (r"loop variable", "a loop variable"),
+    (r"associative array|hash order", "associative array order or keys"),
+)
+
+
 def unknown_kinds(results: list[ScriptResult]) -> dict[str, int]:
-    """The reasons of <unknown> words bash gave a value to, by kind (names and numbers
-    folded), most common first."""
+    """The <unknown> words (and `…` places) of the launches bash ran, by construct, most common
+    first."""
     counts: dict[str, int] = {}
     for r in results:
         for s in r.scenarios:
             for lr in s.launches:
                 for reason in lr.unknown:
-                    kind = re.sub(r"\$\{?[A-Za-z_]\w*\}?|`[^`]*`|\d+", "…", reason)
+                    kind = next((k for rx, k in KINDS if re.search(rx, reason)),
+                                re.sub(r"\$\{?[A-Za-z_]\w*\}?|\d+", "…", reason))
                     counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
@@ -632,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report(results, verbose=not args.quiet))
         if args.unknowns:
             for kind, n in unknown_kinds(results).items():
-                print(f"  {n:5d}  <unknown: {kind}>")
+                print(f"  {n:5d}  {kind}")
         print(f"({time.perf_counter() - start:.1f} s)")
     return 1 if any(r.disagreements for r in results) else 0
 
