@@ -419,6 +419,7 @@ def _compare_one(ours: Launch, theirs: Launch, line: int) -> LaunchResult:
     unknown = [x.reason for x in items if isinstance(x, Unknown)] + [
         "… " + p.reason for p in ours.passthrough]
     known = sum(isinstance(x, str) for x in items)
+    n_unknown = sum(isinstance(x, Unknown) for x in items)
     bad = []
     if (ours.module, ours.script) != (theirs.module, theirs.script):
         bad.append(f"entry point: verl-lint {ours.module or ours.script}, bash "
@@ -430,7 +431,7 @@ def _compare_one(ours: Launch, theirs: Launch, line: int) -> LaunchResult:
     if not match(items, words):
         bad.append(explain(items, words))
     detail = "; ".join(bad) if bad else (
-        f"{known} overrides agree" + (f", {len(unknown)} <unknown>" if unknown else "")
+        f"{known} overrides agree" + (f", {n_unknown} <unknown>" if n_unknown else "")
         + (f", {items.count(...)} …" if ... in items else ""))
     return LaunchResult(line=line, module=ours.module or ours.script, agree=not bad,
                         detail=detail, known=known, unknown=unknown)
