@@ -239,14 +239,23 @@ class UndefinedVariable(Rule):
     `case "$DEVICE"` is reported as unset when DEVICE=npu, naming the branch that assigns it. A
     close assigned name is suggested (`$last_layer` vs `LAST_LAYER`). It is an error under
     `set -u` (bash aborts the run there) and a warning otherwise (bash expands it to an empty
-    string, so `data.val_files=` reaches Hydra).
+    string, so `data.val_files=` reaches Hydra). Each variable is reported once per scenario, at
+    the use where bash stops (else its first use), with the other uses as labels.
 
     Variables the environment provides are not reported: the shell's own (`HOME`, `PATH`, `USER`,
     `PWD`, `RANDOM`…), scheduler and launcher ones (`SLURM_*`, `MASTER_ADDR`, `KUBERNETES_*`…),
     and those listed in the `known-env` setting (globs allowed). An expansion with a default
-    (`${X:-d}`, `${X-d}`, `${X:+…}`, `${X:?msg}`) never fires, nor does `"${ARR[@]}"`, nor
-    does a variable extended in its own assignment (`export P="/opt/x:${P}"`: whatever the
-    environment gives, on purpose).
+    (`${X:-d}`, `${X-d}`, `${X:+…}`) never fires, nor does `"${ARR[@]}"`, nor does a variable
+    extended in its own assignment (`export P="/opt/x:${P}"`: whatever the environment gives, on
+    purpose). Without `set -u`, a variable the script treats as optional is not reported either:
+    a test of it (`[ -n "${WANDB_RUN_ID}" ] && …`) or a prefix of a command name
+    (`${CONDA_BIN_PATH}ray`); under `set -u` bash stops there, so they are errors.
+
+    The ways a script asks its caller for an input — `X=${X}`, `: "${X:?message}"`,
+    `[ -z "$X" ] && { echo …; exit 1; }` or the same `if` — are `info`: the run needs X from
+    the environment, on purpose. Under `set -u`, a device variable the branches test
+    (`case "${DEVICE}" in`) that nothing in the script assigns is an error: the scenarios assume
+    the caller exports it, and bash stops there when it does not.
 
     ## Why is this bad?
     verl scripts run with `set -xeuo pipefail`, so an unset variable aborts the script at the
