@@ -95,3 +95,19 @@ def test_a_string_of_overrides_with_an_unknown_part_still_splits():
     assert words[4:] == words[:4]
     # alone, an unknown part may be any number of words
     assert launch_words('C="a=1 $(date)"\n' + LAUNCH + " $C\n") == ["a=1", ...]
+
+
+def test_compound_tests_on_known_values_are_decided():
+    text = ('A=x\nN=4\nR=(a=1)\n'
+            'if [ "${USE_UV:-0}" != 0 ] && [ "${DEVICE:-gpu}" = gpu ]; then R+=(b=1); fi\n'
+            'if [ "$A" = x ] && [ "${N}" -gt 1 ]; then R+=(c=1); fi\n'
+            'if [ "$A" = y ] || [[ $A == x* ]]; then R+=(d=1); fi\n'
+            'if [ $A = x ] && [ "$N" -ge 5 ]; then R+=(f=1); else R+=(g=1); fi\n'
+            'if [ "$UNSET_X" = 1 ] && [ "$A" = y ]; then R+=(h=1); fi\n'
+            'if [ "$HOME" = 1 ] || [ "$A" = y ]; then R+=(i=1); fi\n'
+            + LAUNCH + ' "${R[@]}"\n')
+    words = launch_words(text)
+    assert words[:4] == ["a=1", "c=1", "d=1", "g=1"]
+    assert words[4:] == [...]  # `$HOME = 1` is not known: i=1 may be added
+    if shutil.which("bash"):
+        assert bash_words(text) == ["a=1", "c=1", "d=1", "g=1"]

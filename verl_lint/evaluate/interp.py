@@ -376,7 +376,7 @@ class Interpreter:
         if cond is None:
             return True
         if cond.variable is None:
-            return None
+            return self.test_list(cond.statements, st)
         if cond.variable in st.vars and cond.subject is not None \
                 and any(p.operator for p in cond.subject.variables()):
             # `[ "${MODE:-fast}" = fast ]` after `MODE=`: the default is part of the value
@@ -398,6 +398,59 @@ class Interpreter:
         else:
             eq = v == cond.operand
         return eq if cond.operator in ("=", "==") else not eq
+
+    def test_list(self, stmts, st: State) -> bool | None:
+        """`[ "$A" = x ] && [ "${N}" -gt 1 ] || …` of tests: decided when every test that
+        matters is (left to right, as bash runs `&&` and `||`)."""
+        verdict: bool | None = None
+        for k, s in enumerate(stmts):
+            if not isinstance(s, Command) or s.prefix or (k and s.after not in ("&&", "||")):
+                return None
+            if k and (verdict is (s.after == "||")):
+                continue  # short-circuit: this test does not run
+            v = self.test_verdict(s, st)
+            if k and verdict is None:
+                verdict = None if v is None or v is (s.after == "&&") else v
+            else:
+                verdict = v
+        return verdict
+
+    def test_verdict(self, c: Command, st: State) -> bool | None:
+        """`[ A = B ]`, `[[ A != B ]]`, `test -z A`, `[ A -gt B ]`… on known words, else None."""
+        words = c.words
+        name = words[0].literal if words else None
+        close = {"[": "]", "[[": "]]", "test": None}.get(name or "", "")
+        if close == "" or (close and (len(words) < 2 or words[-1].literal != close)):
+            return None
+        operands = words[1:-1] if close else words[1:]
+        vals = []
+        for w in operands:
+            v = parts_value(self.expand_scalar(w, st))
+            unquoted = any(p.kind != "literal" and p.quoted == "none" for p in w.pieces)
+            if not isinstance(v, str) or (unquoted and name != "[[" and
+                                          (v == "" or _IFS_SPLIT.search(v))):
+                return None  # unknown, or split by `[` into other operands
+            vals.append(v)
+        if len(vals) == 1:
+            return vals[0] != ""
+        if len(vals) == 2 and vals[0] in ("-z", "-n") and operands[0].literal is not None:
+            return (vals[1] == "") == (vals[0] == "-z")
+        if len(vals) != 3 or operands[1].literal is None:
+            return None
+        a, op, b = vals
+        if op in ("=", "==", "!="):
+            if name == "[[":
+                eq = patterns.match(a, self.pattern(operands[2], st))
+                if eq is None:
+                    return None
+            else:
+                eq = a == b
+            return eq if op != "!=" else not eq
+        ints = {"-eq": int.__eq__, "-ne": int.__ne__, "-lt": int.__lt__, "-le": int.__le__,
+                "-gt": int.__gt__, "-ge": int.__ge__}
+        if op in ints and re.fullmatch(r"\s*-?\d+\s*", a) and re.fullmatch(r"\s*-?\d+\s*", b):
+            return ints[op](int(a), int(b))
+        return None
 
     def if_(self, s: If, st: State) -> None:
         _assign_state(st, self._if_from(s, 0, st))
