@@ -192,8 +192,9 @@ def run_bash(text: bytes, name: str, env_pins: dict[str, str], device: str | Non
         bash = shutil.which("bash", path="/usr/bin:/bin") or "bash"
         start = time.perf_counter()
         try:
-            proc = subprocess.run([bash, str(script), *args], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            proc = subprocess.run([bash, str(script), *args], cwd=work, env=env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE,
                                   timeout=timeout, start_new_session=True)
             status, stderr = proc.returncode, proc.stderr.decode("utf-8", "replace")
         except subprocess.TimeoutExpired as exc:
