@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from test_undefined_variable import vl101
 from verl_lint.dev import bash_oracle
 from verl_lint.evaluate import evaluate_script
 from verl_lint.shell import parse_script
@@ -111,15 +112,20 @@ def launch_word(draw, k: int) -> str:
 
 
 @st.composite
-def scripts(draw) -> str:
+def scripts(draw, strict: bool = False) -> str:
     lines = ['A="a"', "B=''", 'C="x y"', "N=1", "ARR=()"]
     lines += [draw(statement()) for _ in range(draw(st.integers(1, 6)))]
+    if strict:  # `set -u`, and a variable Z nothing assigns used in one statement
+        use = draw(st.sampled_from(["A=$Z", 'A="x${Z}"', "ARR+=($Z)", ": ${Z}",
+                                    "if true; then\n  B=$Z\nfi"]))
+        lines.insert(draw(st.integers(5, len(lines))), use)
+        lines.insert(0, "set -u")
     words = [draw(launch_word(k)) for k in range(draw(st.integers(1, 6)))]
     lines.append("python3 -m verl.trainer.main_ppo \\\n    " + " \\\n    ".join(words))
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scripts())
 def test_reading_of_generated_launches_equals_bash(text):
     run = bash_oracle.run_bash(text.encode(), "gen.sh", {}, None)
@@ -130,3 +136,15 @@ def test_reading_of_generated_launches_equals_bash(text):
     (launch,) = ours.launches
     # every value here is known: the reading must be exact, not merely compatible
     assert bash_oracle._items(launch) == [o.text for o in theirs.overrides]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scripts(strict=True))
+def test_vl101_error_exactly_where_bash_stops(text):
+    run = bash_oracle.run_bash(text.encode(), "gen.sh", {}, None)
+    errors = [d for d in vl101(text) if d.severity.value == "error"]
+    if run.abort is not None:
+        assert run.abort[0] == "Z"
+        assert [d.message.split("`")[1] for d in errors] == ["$Z"]
+    else:  # the use sits in a branch bash did not take
+        assert errors == [] and run.status == 0

@@ -454,7 +454,10 @@ def check_script(path: Path, timeout: float = TIMEOUT) -> ScriptResult:
         out.scenarios.append(ScenarioResult(label="", notes=[
             f"parse error at line {model.errors[0].span.line}: not compared"]))
         return out
-    scenarios, _ = infer_scenarios(model)
+    from verl_lint.cli.check import settings_for_args
+
+    settings = settings_for_args([], path)  # its config file may pin the device or variables
+    scenarios, _ = infer_scenarios(model, settings.device, dict(settings.pins))
     for sc in scenarios:
         out.scenarios.append(_check_scenario(text, path, sc, timeout))
     return out
