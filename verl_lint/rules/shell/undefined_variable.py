@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from fnmatch import fnmatchcase
 from typing import Iterable
-
-from bisect import bisect_right
 
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.evaluate.interp import guard_test
