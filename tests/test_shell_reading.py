@@ -111,3 +111,19 @@ def test_compound_tests_on_known_values_are_decided():
     assert words[4:] == [...]  # `$HOME = 1` is not known: i=1 may be added
     if shutil.which("bash"):
         assert bash_words(text) == ["a=1", "c=1", "d=1", "g=1"]
+
+
+@pytest.mark.parametrize("text, words", [
+    # nullglob: a pattern that matches no file is dropped, so which words remain is unknown
+    ("shopt -s nullglob\nX='a=[b]'\n" + LAUNCH + " k=[1,2] 'q=[1]' $X y=1 'z=*'\n",
+     [..., "q=[1]", ..., "y=1", "z=*"]),
+    ("shopt -s nullglob\nshopt -u nullglob\n" + LAUNCH + " k=[1,2]\n", ["k=[1,2]"]),
+    # aliases: only with expand_aliases, as in a non-interactive bash
+    ("alias PY=python3\nPY -m verl.trainer.main_ppo a=1\n" + LAUNCH + " b=2\n", ["b=2"]),
+    ("shopt -s expand_aliases\nalias PY='python3'\nPY -m verl.trainer.main_ppo a=1\n", ["a=1"]),
+])
+def test_shell_options_and_aliases_read_as_bash(text, words):
+    assert launch_words(text) == words
+    if shutil.which("bash"):
+        known = [w for w in words if w is not ...]
+        assert [w for w in bash_words(text) if w in known] == known

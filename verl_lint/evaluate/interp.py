@@ -51,6 +51,7 @@ _IFS_SPLIT = re.compile(r"([ \t\n]+)")  # keeps the separators: odd items are bl
 # is a Hydra list (`trainer.logger=["console","wandb"]`): it would only match a file named like
 # `trainer.logger=c`, and verl-lint reads the same list written literally as itself too
 _GLOB = re.compile(r"[*?]|\[[^]/,'\"]+\]")
+_ANY_GLOB = re.compile(r"[*?]|\[[^]]+\]")  # under nullglob even `[a,b]` vanishes
 _NPU_WORD = re.compile(r"\bnpu\b")  # not `torch_npu`
 _GPU_WORD = re.compile(r"\bgpu\b")
 
@@ -121,7 +122,7 @@ def location_of(body: str) -> "str | tuple[str, str] | None":
 
 class State:
     __slots__ = ("vars", "options", "positional", "taint", "dead", "returned", "funcs",
-                 "elsewhere")
+                 "elsewhere", "aliases")
 
     def __init__(self) -> None:
         self.vars: dict[str, Var] = {}
@@ -132,6 +133,7 @@ class State:
         self.returned = False  # `return` ran inside a function
         self.funcs: dict[str, Function] = {}
         self.elsewhere: dict[str, str] = {}  # name → "only the gpu branch … assigns it"
+        self.aliases: dict[str, list[str] | None] = {}  # `alias PY=python3` (None: unknown)
 
     def copy(self) -> "State":
         s = State()
@@ -143,6 +145,7 @@ class State:
         s.returned = self.returned
         s.funcs = dict(self.funcs)
         s.elsewhere = dict(self.elsewhere)
+        s.aliases = dict(self.aliases)
         return s
 
 
@@ -333,6 +336,7 @@ class Interpreter:
             for k, v in s.elsewhere.items():
                 base.elsewhere.setdefault(k, v)
             base.funcs.update(s.funcs)
+            base.aliases.update(s.aliases)
             if s.taint and not base.taint:
                 base.taint = s.taint
         base.returned = all(s.returned for s, _ in alive)
@@ -697,6 +701,15 @@ class Interpreter:
             st.vars.update(prefix_env)  # `X=1 $(true)`: the assignment persists
             return
         name = fields[0].value
+        if isinstance(name, str) and name in st.aliases and "expand_aliases" in st.options \
+                and c.words[0].literal == c.words[0].text:  # an unquoted, unescaped name
+            words = st.aliases[name]
+            if words is None:
+                return  # what the alias runs is not known
+            fields = [Field([Part(x)], c.words[0].span) for x in words] + fields[1:]
+            if not fields:
+                return
+            name = fields[0].value
         if isinstance(name, str):
             if self.builtin(name, fields, c, st):
                 return
@@ -735,6 +748,22 @@ class Interpreter:
                         st.vars[var] = Var(parts=(Part(unknown(
                             f"${var} may be changed by {st.taint}")),), exported=v.exported,
                             status=v.status, fed_by=v.fed_by)
+            return True
+        if name == "shopt":
+            args = [f.value for f in fields[1:]]
+            if args and args[0] in ("-s", "-u"):
+                for o in args[1:]:
+                    if isinstance(o, str) and o in ("expand_aliases", "nullglob", "failglob"):
+                        (st.options.add if args[0] == "-s" else st.options.discard)(o)
+            return True
+        if name == "alias":
+            for f in fields[1:]:
+                v = f.value
+                if isinstance(v, str) and "=" in v:
+                    alias, _, body = v.partition("=")
+                    # a plain command line is read; quotes or expansions inside are not
+                    st.aliases[alias] = body.split() if not re.search(r"[\\'\"$`;|&<>()]",
+                                                                     body) else None
             return True
         if name == "eval":
             st.taint = f"`eval` (line {c.span.line})"
@@ -1142,6 +1171,20 @@ class Interpreter:
 
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
+        out = self.expand_words(w, st, array)
+        if ("nullglob" in st.options or "failglob" in st.options) and "noglob" not in st.options:
+            # a pattern that matches no file: nullglob drops the word, failglob fails the
+            # command; which files match is only known at run time
+            unquoted = [p for p in w.pieces if p.quoted == "none"]
+            if any(p.kind == "literal" and _ANY_GLOB.search(p.text) for p in unquoted) or (
+                    any(p.kind != "literal" for p in unquoted) and any(
+                        isinstance(f.value, str) and _ANY_GLOB.search(f.value) for f in out)):
+                why = (f"{_short(w.text)}: under `shopt -s nullglob` bash drops it unless a "
+                       "file matches")
+                return [Field([Part(unknown(why))], w.span, array=array, passthrough=why)]
+        return out
+
+    def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
         if len(pieces) == 1 and pieces[0].kind == "literal" and pieces[0].quoted == "none" \
                 and "{" in pieces[0].text:
