@@ -35,7 +35,8 @@ def ref(draw) -> str:
         op = ":-"
     if op:
         return "${" + name + op + draw(BARE) + "}"
-    return draw(st.sampled_from(["$" + name, "${" + name + "}"]))
+    # `$A` stays in quotes: a letter or digit after it would make another name (`$A0`)
+    return draw(st.sampled_from(['"$' + name + '"', "${" + name + "}"]))
 
 
 @st.composite
@@ -70,7 +71,8 @@ def value(draw, in_assignment: bool = True) -> str:
 @st.composite
 def statement(draw, depth: int = 0) -> str:
     kind = draw(st.sampled_from(["assign", "assign", "append", "array", "array_append",
-                                 "arith", "choice"] + (["case", "if"] if depth < 2 else [])))
+                                 "arith", "choice", "assoc"]
+                                + (["case", "if"] if depth < 2 else [])))
     name = draw(st.sampled_from(NAMES))
     if kind in ("assign", "append"):
         return f"{name}{'+=' if kind == 'append' else '='}{draw(value())}"
@@ -79,6 +81,9 @@ def statement(draw, depth: int = 0) -> str:
         return f"ARR{'+=' if kind == 'array_append' else '='}({elems})"
     if kind == "arith":
         return f"N=$((N {draw(st.sampled_from(['+', '*']))} {draw(st.integers(1, 3))}))"
+    if kind == "assoc":  # the subscript is a string: `M["k1"]`, `M[k2]+=`
+        key = draw(st.sampled_from(['k1', '"k1"', "k2", "'k2'"]))
+        return f"M[{key}]{draw(st.sampled_from(['=', '+=']))}{draw(value())}"
     if kind == "choice":
         return f"{name}=" + repr(draw(st.sampled_from(CHOICES))).replace("'", '"')
     body = [draw(statement(depth + 1)) for _ in range(draw(st.integers(1, 2)))]
@@ -89,7 +94,9 @@ def statement(draw, depth: int = 0) -> str:
                 + ("  *)\n    " + "\n    ".join(other) + "\n    ;;\n" if other else "")
                 + "esac")
     test = draw(st.sampled_from([f'[ "${name}" = x ]', f'[ -n "${name}" ]',
-                                 f'[[ ${name} == "x y" ]]', f'[ "${name}" != y ]']))
+                                 f'[[ ${name} == "x y" ]]', f'[ "${name}" != y ]',
+                                 f'[ "${name}" = x ] && [ "$N" -gt 2 ]',
+                                 f'[ -z "${name}" ] || [[ ${name} == x* ]]']))
     return (f"if {test}; then\n  " + "\n  ".join(body)
             + ("\nelse\n  " + "\n  ".join(other) if other else "") + "\nfi")
 
@@ -97,7 +104,7 @@ def statement(draw, depth: int = 0) -> str:
 @st.composite
 def launch_word(draw, k: int) -> str:
     kind = draw(st.sampled_from(["kv", "kv", "array", "split", "split_array", "joined",
-                                 "arith"]))
+                                 "arith", "assoc"]))
     if kind == "kv":
         return f"k{k}=" + draw(value(False))
     if kind == "array":
@@ -108,17 +115,19 @@ def launch_word(draw, k: int) -> str:
         return "${ARR[@]}"
     if kind == "joined":
         return f'"j{k}=${{ARR[*]}}"'
+    if kind == "assoc":
+        return f'"m{k}=${{M[{draw(st.sampled_from(["k1", "k2"]))}]}}"'
     return f"n{k}=$((N * {draw(st.integers(1, 4))}))"
 
 
 @st.composite
 def scripts(draw, strict: bool = False) -> str:
-    lines = ['A="a"', "B=''", 'C="x y"', "N=1", "ARR=()"]
+    lines = ['A="a"', "B=''", 'C="x y"', "N=1", "ARR=()", "declare -A M=([k1]=a [k2]='b c')"]
     lines += [draw(statement()) for _ in range(draw(st.integers(1, 6)))]
     if strict:  # `set -u`, and a variable Z nothing assigns used in one statement
         use = draw(st.sampled_from(["A=$Z", 'A="x${Z}"', "ARR+=($Z)", ": ${Z}",
                                     "if true; then\n  B=$Z\nfi"]))
-        lines.insert(draw(st.integers(5, len(lines))), use)
+        lines.insert(draw(st.integers(6, len(lines))), use)
         lines.insert(0, "set -u")
     words = [draw(launch_word(k)) for k in range(draw(st.integers(1, 6)))]
     lines.append("python3 -m verl.trainer.main_ppo \\\n    " + " \\\n    ".join(words))
