@@ -13,6 +13,7 @@ is also an `error` (the other rules' findings are kept); set VERL_LINT_DEBUG=1 t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -20,9 +21,10 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from verl_lint.diagnostics import Diagnostic
+from verl_lint.fileio import read_bounded
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -77,10 +79,7 @@ class _Run:
         try:
             diagnostics = list(rule.check(ctx) or ())
         except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
-            if _debug():
-                raise
-            self.errors.append(f"internal error in rule {rule.code} ({rule.name}): "
-                               f"{type(exc).__name__}: {exc}")
+            self.errors.append(unexpected_error(exc, f"in rule {rule.code} ({rule.name})"))
             return
         if diagnostics:  # most rules find nothing: no generator per rule call
             self.found.extend((d, label) for d in diagnostics)
@@ -89,10 +88,18 @@ class _Run:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            if _debug():
-                raise
-            self.errors.append(f"internal error while {what}: {type(exc).__name__}: {exc}")
+            self.errors.append(unexpected_error(exc, f"while {what}"))
             return None
+
+
+def unexpected_error(exc: Exception, where: str) -> str:
+    """The one-line error for an exception escaping a stage (re-raised under VERL_LINT_DEBUG).
+    Recursion running out is the input's doing (nesting hundreds deep), not a bug."""
+    if _debug():
+        raise exc
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply to analyse ({where}); not linted"
+    return f"internal error {where}: {type(exc).__name__}: {exc}"
 
 
 # ---- one file ------------------------------------------------------------------------------
@@ -231,20 +238,16 @@ def script_problem(data: bytes) -> str | None:
 
 def read_script(path: Path) -> tuple[SourceText | None, str | None]:
     """(source, None) or (None, why it cannot be linted)."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return None, "is a directory"
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    problem = script_problem(data)
+    data, problem = read_bounded(path)
+    if data is not None:
+        problem = script_problem(data)
     if problem is not None:
         return None, problem
     return SourceText(data, str(path)), None
 
 
 def lint_file(path: Path, settings: Settings, *, display: str | None = None,
-              timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
+              timeout: float | None = None) -> FileReport:
     """Read and lint one file; `display` is the path shown in reports (default: as given)."""
     name = display if display is not None else str(path)
     source, problem = read_script(path)
@@ -253,32 +256,76 @@ def lint_file(path: Path, settings: Settings, *, display: str | None = None,
     return lint_with_budget(source, settings, path=name, timeout=timeout)
 
 
-def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
-                     timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
-    """`lint_source` that gives up after `timeout` seconds (main thread only: SIGALRM)."""
+@dataclass
+class Budget:
+    """The time left for one file; `expired` once the alarm has fired."""
+
+    started: float
+    expired: bool = False
+
+
+_budget: Budget | None = None  # the file budget in force (one file at a time per process)
+
+
+def gave_up(budget: Budget) -> str:
+    return (f"gave up after {time.monotonic() - budget.started:.0f} s "
+            "(time budget per file exceeded); not linted")
+
+
+@contextlib.contextmanager
+def file_budget(timeout: float | None = None) -> Iterator[Budget]:
+    """One time budget for all the work inside the block: a lint, every re-lint and parse of
+    `--fix`, `show`'s interpretation. A block inside another shares the outer budget. When the
+    time is up the block is left (LintTimeout stops it there) and `budget.expired` is set.
+
+    `timeout` defaults to `DEFAULT_TIMEOUT` (read when called, so a test may shorten it); 0
+    means no budget. The alarm is SIGALRM, so only the main thread is bounded; elsewhere the
+    block runs as is."""
+    global _budget
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if _budget is not None:  # nested: the outer block's alarm already runs
+        outer = _budget
+        try:
+            yield outer
+        except LintTimeout:
+            outer.expired = True
+        return
+    now = time.monotonic()
+    budget = Budget(started=now)
     usable = (timeout and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
-        return lint_source(source, settings, path=path)
+        yield budget
+        return
 
     def expired(signum, frame):
+        budget.expired = True
         raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
     outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
-    started = time.monotonic()
+    _budget = budget
     try:
-        return lint_source(source, settings, path=path)
+        yield budget
     except LintTimeout:
-        return FileReport(path=path, source=source,
-                          error=f"gave up after {time.monotonic() - started:.0f} s "
-                                "(time budget per file exceeded); not linted")
+        budget.expired = True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _budget = None
         signal.signal(signal.SIGALRM, previous)
         if outer_delay:  # someone else's alarm was pending: give it back what is left
-            left = max(outer_delay - (time.monotonic() - started), 0.001)
+            left = max(outer_delay - (time.monotonic() - now), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+
+
+def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
+                     timeout: float | None = None) -> FileReport:
+    """`lint_source` that gives up when the file's time budget runs out (see `file_budget`)."""
+    with file_budget(timeout) as budget:
+        if not budget.expired:
+            return lint_source(source, settings, path=path)
+    return FileReport(path=path, source=source, error=gave_up(budget))
 
 
 def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:
