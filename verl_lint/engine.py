@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -127,6 +128,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
         run.rule(rule, ctx)
 
     labels: list[str] = []
+    per_launch: list[tuple] = []  # (launch, its findings run.found[first:end])
     if rules["scenario"] or rules["launch"]:
         from verl_lint.evaluate import evaluate_script
 
@@ -153,9 +155,13 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
                 lctx = LaunchContext(path=path, source=source, model=model, settings=settings,
                                      run=srun, launch=launch, release=release, analysis=analysis,
                                      version=version)
+                first = len(run.found)
                 for rule in rules["launch"]:
                     run.rule(rule, lctx, label)
+                per_launch.append((launch, first, len(run.found)))
 
+    if len(per_launch) > 1:
+        _drop_fixes_other_launches_refute(run.found, per_launch)
     diagnostics = _merge(run.found, labels)
     diagnostics = [_finish(d, settings, path) for d in diagnostics]
 
@@ -172,6 +178,27 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     if run.errors:
         report.error = "; ".join(run.errors)
     return report
+
+
+def _drop_fixes_other_launches_refute(found: list, per_launch: list[tuple]) -> None:
+    """Keep a launch finding's fix only if every launch whose overrides hold the edited text
+    reports the same finding: two launches may share one array (`"${COMMON[@]}"`), and a key
+    unknown to the one selecting `model_engine=veomni` is right for the other — renaming it
+    would break that launch, and the next `--fix` would rename it back."""
+    reported = [{(d.code, d.span.start, d.span.end) for d, _ in found[a:b]}
+                for _, a, b in per_launch]
+    for index, (_, a, b) in enumerate(per_launch):
+        for i in range(a, b):
+            diag, label = found[i]
+            if diag.fix is None or not diag.fix.edits:
+                continue
+            key = (diag.code, diag.span.start, diag.span.end)
+            for other, (launch, _, _) in enumerate(per_launch):
+                if other != index and key not in reported[other] and any(
+                        o.span.start <= e.start and e.end <= o.span.end
+                        for e in diag.fix.edits for o in launch.overrides):
+                    found[i] = (diag.model_copy(update={"fix": None}), label)
+                    break
 
 
 def _analysis(run: _Run, cache: list[tuple], release, launch):
@@ -291,6 +318,29 @@ def file_budget(timeout: float | None = None) -> Iterator[Budget]:
         except LintTimeout:
             outer.expired = True
         return
+    with _any_int_digits():
+        yield from _alarm(timeout)
+
+
+@contextlib.contextmanager
+def _any_int_digits() -> Iterator[None]:
+    """An override value of 5,000 digits is a value like any other: lift Python's limit on
+    int/str conversion (a guard against quadratic conversion time, which the size limit on
+    files and the time budget bound here) while a file is worked on."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    if get is None:  # Python without the limit
+        yield
+        return
+    previous = get()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(previous)
+
+
+def _alarm(timeout: float) -> Iterator[Budget]:
+    global _budget
     now = time.monotonic()
     budget = Budget(started=now)
     usable = (timeout and hasattr(signal, "setitimer")

@@ -100,9 +100,15 @@ class SourceText:
         return self.line_bytes(line0).decode("utf-8", errors="replace").rstrip("\r\n")
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column in characters) of a byte offset."""
-        offset = max(0, min(offset, len(self.data)))
+        """1-based (line, column in characters) of a byte offset, always inside the document:
+        the end of a file that ends with a newline is the end of its last line (an N-line file
+        has no line N+1 to point at)."""
+        data = self.data
+        offset = max(0, min(offset, len(data)))
         line0 = self.line_of(offset)
+        if line0 and offset == len(data) and self.line_starts[line0] == offset:
+            line0 -= 1
+            offset -= 2 if data.endswith(b"\r\n") else 1
         prefix = self.data[self.line_starts[line0]:offset]
         # most lines are ASCII, even in a script with some UTF-8: no decoding for them
         return line0 + 1, (len(prefix) if prefix.isascii()

@@ -182,21 +182,31 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
     from verl_lint.evaluate import evaluate_script
     from verl_lint.settings import SettingsError, SettingsResolver
 
+    from verl_lint.engine import file_budget, gave_up, unexpected_error
+
     try:
         # the settings `check` would use for this script: its config file plus these options
         cli = {"device": device, "pins": parse_pins(set_), "verl_version": verl_version}
         settings = SettingsResolver(cli)(Path(script))
-        source, model = load(script)
+        # the same time budget and error handling as `check`: one line, never a traceback
+        with file_budget() as budget:
+            source, model = load(script)
+            runs = evaluate_script(model, device=settings.device,
+                                   pins=dict(settings.pins) or None,
+                                   known_env=frozenset(settings.known_env))
+            eff = None
+            if effective:
+                version = settings.choose_verl_version(source.text).version
+                eff = {(si, li): effective_entries(launch, effective, version)
+                       for si, run in enumerate(runs) for li, launch in enumerate(run.launches)}
+        if budget.expired:
+            raise ShowError(f"{script}: {gave_up(budget)}")
     except (ShowError, UsageError, SettingsError) as exc:
-        click.echo(f"verl-lint show: error: {exc}", err=True)
+        click.echo(f"error: {exc}", err=True)
         return 2
-    runs = evaluate_script(model, device=settings.device, pins=dict(settings.pins) or None,
-                           known_env=frozenset(settings.known_env))
-    eff = None
-    if effective:
-        version = settings.choose_verl_version(source.text).version
-        eff = {(si, li): effective_entries(launch, effective, version)
-               for si, run in enumerate(runs) for li, launch in enumerate(run.launches)}
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"error: {script}: {unexpected_error(exc, 'in show')}", err=True)
+        return 2
     if fmt == "json":
         click.echo(json.dumps(to_json(script, model, runs, eff), indent=2, ensure_ascii=False))
     else:
