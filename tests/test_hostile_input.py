@@ -369,3 +369,23 @@ def test_heredoc_then_or_group_is_valid(text, tmp_path):
         assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     report = lint_file(path, Settings(select=("VL001",)))
     assert [d.message for d in report.diagnostics] == []
+
+
+# ---- the on-disk cache is bounded ----------------------------------------------------------
+
+def test_disk_cache_is_bounded(tmp_path, monkeypatch):
+    from verl_lint.verl import cache
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("VERL_LINT_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 100)
+    monkeypatch.setattr(cache, "_stores", 0)
+    cache.cache_root.cache_clear()
+    try:
+        for i in range(2_000):  # 2,000 distinct override words
+            cache.store("parse", f"+data.k{i}={{a:{i}}}", i)
+        kept = list((cache.cache_root() / "parse").glob("*.pickle"))
+        assert len(kept) <= 100 + 64
+        assert cache.load("parse", "+data.k1999={a:1999}") == 1999  # the newest stay
+    finally:
+        cache.cache_root.cache_clear()

@@ -280,7 +280,9 @@ def lint_file(path: Path, settings: Settings, *, display: str | None = None,
     source, problem = read_script(path)
     if source is None:
         return FileReport(path=name, error=problem)
-    return lint_with_budget(source, settings, path=name, timeout=timeout)
+    report = lint_with_budget(source, settings, path=name, timeout=timeout)
+    source.trim()  # kept for the report's code frames: the bytes suffice
+    return report
 
 
 @dataclass

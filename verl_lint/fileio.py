@@ -181,11 +181,13 @@ def read_bounded(path: Path, limit: int = MAX_BYTES) -> tuple[bytes | None, str 
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped since the stat
             return None, "not a regular file; not linted"
         chunks, size = [], 0
         while size <= limit:
-            chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+            # the size the file claims, + 1 to see its end (it may grow while read)
+            chunk = os.read(fd, min(limit + 1 - size, max(st.st_size + 1 - size, 1 << 16)))
             if not chunk:
                 break
             chunks.append(chunk)
