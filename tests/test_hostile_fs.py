@@ -392,3 +392,11 @@ def test_config_option_pointing_at_a_folder_is_one_line(tmp_path):
     assert (proc.returncode, errors(proc)) == (2, ["error: --config conf: is a directory"])
     proc = cli("-o", "conf", "run.sh", cwd=tmp_path)
     assert (proc.returncode, errors(proc)) == (2, ["error: conf: Is a directory"])
+
+
+def test_stdin_is_read_bounded(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run([VERL_LINT, "-"], stdin=zero, cwd=tmp_path, capture_output=True,
+                              timeout=60, env={**os.environ, "VERL_LINT_NO_CACHE": "1"})
+    assert proc.returncode == 2
+    assert errors(proc) == ["error: -: larger than 1 MiB; not linted"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from verl_lint.diagnostics import Diagnostic
-from verl_lint.fileio import read_bounded
+from verl_lint.fileio import MAX_BYTES, read_bounded
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -251,7 +251,9 @@ def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
 # ---- files ---------------------------------------------------------------------------------
 
 def script_problem(data: bytes) -> str | None:
-    """Why these bytes cannot be linted as a script (binary, not UTF-8), or None."""
+    """Why these bytes cannot be linted as a script (too large, binary, not UTF-8), or None."""
+    if len(data) > MAX_BYTES:
+        return f"larger than {MAX_BYTES >> 20} MiB; not linted"
     if b"\0" in data:
         return "binary file (contains NUL bytes); not linted"
     try:

@@ -122,7 +122,10 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
         path = Path(opts.stdin_filename) if opts.stdin_filename else Path.cwd() / "-"
         if opts.force_exclude and settings_for(path).is_excluded(path):
             return []
-        return [Target(path, name, sys.stdin.buffer.read())]
+        from verl_lint.fileio import MAX_BYTES
+
+        # bounded like a file (`verl-lint - < /dev/zero`); one byte more tells it is too large
+        return [Target(path, name, sys.stdin.buffer.read(MAX_BYTES + 1))]
     try:
         files = discover([Path(p) for p in paths], settings_for,
                          force_exclude=opts.force_exclude)
