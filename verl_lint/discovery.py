@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Callable, Iterator
 
-from verl_lint.fileio import is_temp_name
+from verl_lint.fileio import is_temp_name, read_bounded
 from verl_lint.settings import Settings
 
 _SHEBANG = re.compile(rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b")
@@ -45,18 +44,8 @@ def is_shell_shebang(head: bytes) -> bool:
 def has_shell_shebang(path: Path) -> bool:
     """Whether a regular file opens with a bash/sh shebang (anything else is never opened: a
     FIFO would block the sniff for ever)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            head = os.read(fd, 128) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-        finally:
-            os.close(fd)
-    except OSError:
-        return False
-    return is_shell_shebang(head)
+    head, _ = read_bounded(path, 128, head=True)
+    return head is not None and is_shell_shebang(head)
 
 
 def is_script(path: Path) -> bool:

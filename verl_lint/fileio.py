@@ -165,11 +165,14 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bounded(path: Path, limit: int = MAX_BYTES) -> tuple[bytes | None, str | None]:
-    """(bytes, None) for a regular file of at most `limit` bytes, else (None, why not).
+def read_bounded(path: Path, limit: int = MAX_BYTES, *,
+                 head: bool = False) -> tuple[bytes | None, str | None]:
+    """(bytes, None) for a regular file of at most `limit` bytes, else (None, why not); with
+    `head`, the first `limit` bytes of any regular file (the shebang sniff).
 
     Nothing but a regular file is opened (a FIFO would block for ever, `/dev/zero` never ends,
     a tape device rewinds), and at most `limit + 1` bytes are read whatever the size claims."""
+    want = limit if head else limit + 1  # one byte more tells a file is too large
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
@@ -185,9 +188,9 @@ def read_bounded(path: Path, limit: int = MAX_BYTES) -> tuple[bytes | None, str 
         if not stat.S_ISREG(st.st_mode):  # swapped since the stat
             return None, "not a regular file; not linted"
         chunks, size = [], 0
-        while size <= limit:
+        while size < want:
             # the size the file claims, + 1 to see its end (it may grow while read)
-            chunk = os.read(fd, min(limit + 1 - size, max(st.st_size + 1 - size, 1 << 16)))
+            chunk = os.read(fd, min(want - size, max(st.st_size + 1 - size, 1 << 16)))
             if not chunk:
                 break
             chunks.append(chunk)
