@@ -400,3 +400,12 @@ def test_stdin_is_read_bounded(tmp_path):
                               timeout=60, env={**os.environ, "VERL_LINT_NO_CACHE": "1"})
     assert proc.returncode == 2
     assert errors(proc) == ["error: -: larger than 1 MiB; not linted"]
+
+
+def test_output_to_a_device_or_pipe_is_written_directly(tmp_path):
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n# verl-lint: disable=nonsense\necho\n")
+    proc = subprocess.run(f"{VERL_LINT} --format concise -o /dev/stdout run.sh | cat",
+                          shell=True, cwd=tmp_path, capture_output=True, timeout=60)
+    assert b"run.sh:2:" in proc.stdout and proc.stderr == b""
+    assert cli("-o", "/dev/null", "run.sh", cwd=tmp_path).returncode == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]

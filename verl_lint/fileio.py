@@ -75,8 +75,6 @@ def _needs_in_place(target: Path, st: os.stat_result | None) -> bool:
     """Whether a rename would change what the file is: more links, or another owner/group."""
     if st is None:
         return False
-    if not stat.S_ISREG(st.st_mode):
-        return True  # e.g. `--output /dev/stdout`: a rename would replace the device node
     return st.st_nlink > 1 or (hasattr(os, "geteuid") and st.st_uid != os.geteuid())
 
 
@@ -101,13 +99,17 @@ def open_for_replace(path: str | os.PathLike, *, binary: bool = False,
     """A stream whose contents replace `path` when the block ends without an exception; on an
     exception `path` is untouched and the temporary file is gone. A symlink stays a symlink
     (its target is written)."""
-    target = Path(os.path.realpath(path))
     try:
-        st: os.stat_result | None = os.stat(target)
+        st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "Is a directory", os.fspath(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # `-o /dev/stdout`, a FIFO: nothing to replace; still written only once complete
+        yield from _to_stream(path, binary, encoding)
+        return
+    target = Path(os.path.realpath(path))
     clean_leftovers(target.parent, target.name)
     in_place = _needs_in_place(target, st)
     try:
@@ -146,6 +148,14 @@ def open_for_replace(path: str | os.PathLike, *, binary: bool = False,
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _to_stream(path: str | os.PathLike, binary: bool, encoding: str) -> Iterator[IO]:
+    buffer = io.BytesIO() if binary else io.StringIO(newline="")
+    yield buffer
+    data = buffer.getvalue()
+    with open(path, "wb") as out:
+        out.write(data if binary else data.encode(encoding))
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
