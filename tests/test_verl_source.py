@@ -339,3 +339,23 @@ def test_enum_lists_apply_only_to_the_releases_they_were_read_from():
     allowed = load_release("0.9.1").enum_for("algorithm.rollout_correction.rollout_rs")[0]
     assert "null" in allowed and None not in allowed
     assert load_release("0.9.1").enum_separator("algorithm.rollout_correction.rollout_rs") == ","
+
+
+def test_the_installed_verl_is_found_through_its_metadata(fork, monkeypatch):
+    """The installed distribution's files, located by its metadata: the tree is read, the
+    package is never imported."""
+    from importlib import metadata
+
+    from verl_lint.verl import sources
+
+    class Dist:
+        def locate_file(self, rel):
+            return fork / rel
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Dist() if name == "verl" else None)
+    sources.installed_tree.cache_clear()
+    try:
+        c = choose_version(workspace=Workspace(script_dir=None, project_root=None, cwd=fork))
+        assert (c.kind, c.source, c.path) == ("installed", "installed verl", str(fork.resolve()))
+    finally:
+        sources.installed_tree.cache_clear()
