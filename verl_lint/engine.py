@@ -333,16 +333,28 @@ def _any_int_digits() -> Iterator[None]:
     """An override value of 5,000 digits is a value like any other: lift Python's limit on
     int/str conversion (a guard against quadratic conversion time, which the size limit on
     files and the time budget bound here) while a file is worked on."""
-    get = getattr(sys, "get_int_max_str_digits", None)
-    if get is None:  # Python without the limit
+    global _digits_users, _digits_before
+    if not hasattr(sys, "get_int_max_str_digits"):  # Python without the limit
         yield
         return
-    previous = get()
-    sys.set_int_max_str_digits(0)
+    # the limit is per process: threads (the language server) share one lift, the last restores
+    with _digits_lock:
+        if _digits_users == 0:
+            _digits_before = sys.get_int_max_str_digits()
+            sys.set_int_max_str_digits(0)
+        _digits_users += 1
     try:
         yield
     finally:
-        sys.set_int_max_str_digits(previous)
+        with _digits_lock:
+            _digits_users -= 1
+            if _digits_users == 0:
+                sys.set_int_max_str_digits(_digits_before)
+
+
+_digits_lock = threading.Lock()
+_digits_users = 0
+_digits_before = 0
 
 
 def _alarm(timeout: float) -> Iterator[Budget]:
