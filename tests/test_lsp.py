@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 ROOT = Path(__file__).resolve().parents[1]
 BAD = (ROOT / "fixtures" / "corpus" / "bug_hydra_prefixes.sh").read_text()
 SERVER = [sys.executable, "-c", "import sys; from verl_lint.cli import main; sys.exit(main())",
-          "server"]
+          "server", "--stdio"]
 TIMEOUT = 60  # the first lint composes verl's config (cached on disk afterwards)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -129,6 +129,19 @@ class Protocol(LanguageServerProtocol):
                 return _Rejected(id=data["id"], method=str(data["method"]))
             raise
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls keeps the future of every generator or async handler it runs under its id,
+        and only a request's answer removes it: each notification (didChange runs pygls'
+        generator handler) left one behind, ~1.8 KB a re-lint for ever. Forget it once done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            def forget(done, futures=self._request_futures) -> None:
+                if futures.get(msg_id) is done:
+                    del futures[msg_id]
+
+            future.add_done_callback(forget)
+
     def handle_message(self, message) -> None:
         if isinstance(message, _Rejected):
             self._send_response(message.id, error=types.ResponseError(
