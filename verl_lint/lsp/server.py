@@ -41,14 +41,14 @@ SHELL_LANGUAGES = {"shellscript", "sh", "bash"}
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.verl-lint"
 
 
-def is_script_document(uri: str, language_id: str | None, data: bytes) -> bool:
+def is_script_document(uri: str, language_id: str | None, text: str | bytes) -> bool:
     """Whether a document is a shell script: by the editor's language, the file name, or the
     shebang test `check` uses for files without an extension."""
     from verl_lint.discovery import is_shell_shebang
 
     if language_id in SHELL_LANGUAGES or uri.endswith((".sh", ".bash")):
         return True
-    return is_shell_shebang(data[:128])
+    return is_shell_shebang(text[:128] if isinstance(text, bytes) else encode_text(text[:128]))
 
 
 def encode_text(text: str) -> bytes:
@@ -379,8 +379,7 @@ def did_open(ls: VerlLintServer, params: types.DidOpenTextDocumentParams) -> Non
 def did_change(ls: VerlLintServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     doc = ls.workspace.text_documents.get(unquote(uri))
-    if doc is not None and is_script_document(uri, doc.language_id,
-                                              encode_text(doc.source[:128])):
+    if doc is not None and is_script_document(uri, doc.language_id, doc.source):
         ls.schedule(uri)
 
 
