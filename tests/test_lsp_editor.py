@@ -147,7 +147,7 @@ async def test_hover_names_the_verl_source_and_config_judged_against(client: Lan
     doc = Doc(client, workspace / "hover_source.sh", "# verl==0.8.0\n" + BAD)
     await doc.open()
     text = await hover_text(client, doc, "trainer.nnodes", 2)
-    assert "Judged against verl 0.8.0, script header" in text
+    assert "Judged against verl 0.8.0 (bundled, script header)" in text
     assert "the release data bundled with verl-lint" in text
     assert "config `verl/trainer/config/ppo_trainer.yaml`" in text
 

@@ -84,7 +84,7 @@ class Insight:
         self.source = source
         self.settings = settings
         self._choice = None if isinstance(version, str) else version
-        self._version = version if isinstance(version, str) else getattr(version, "version", None)
+        self._version = version if isinstance(version, str) else None
         self._analyses: dict[int, "LaunchAnalysis | None"] = {}
         self._bare: dict[tuple, "Launch"] = {}
 
@@ -97,19 +97,26 @@ class Insight:
         return parse_script(self.source)
 
     @cached_property
-    def version(self) -> str:
-        return self._version or self.choice.version
+    def choice(self) -> "VersionChoice":
+        """Which verl the document is judged against (hover names it): what the lint used,
+        else what it would choose."""
+        if self._choice is not None:
+            return self._choice
+        if self._version:
+            from verl_lint.verl.release import choose_version
+
+            return choose_version(cli=self._version)
+        return self.settings.choose_verl_version(self.source.text, self.source.path)
 
     @cached_property
-    def choice(self) -> "VersionChoice":
-        """How the verl release was chosen (what the lint used, else what it would choose)."""
-        return self._choice or self.settings.choose_verl_version(self.source.text)
+    def version(self) -> str:
+        return self.choice.version
 
     @cached_property
     def release(self):
-        from verl_lint.verl.release import load_release
+        from verl_lint.verl.release import release_for
 
-        return load_release(self.version)
+        return release_for(self.choice)
 
     @cached_property
     def runs(self) -> list:
@@ -124,7 +131,8 @@ class Insight:
             from verl_lint.verl.analysis import analyze_launch
 
             try:
-                self._analyses[id(launch)] = analyze_launch(self.release, launch)
+                self._analyses[id(launch)] = analyze_launch(
+                    self.release, launch, self.settings.workspace(self.source.path))
             except Exception:  # a hover must not take the server down; diagnostics report it
                 self._analyses[id(launch)] = None
         return self._analyses[id(launch)]
@@ -229,23 +237,23 @@ class Insight:
         return "\n".join(lines), where
 
     def judged_against(self, launch: "Launch") -> str:
-        """Which verl source and config files the launch was judged against, for hover. Today
-        every launch is judged against a bundled release's data; this is the one place that
-        says so (a per-launch verl source adds its own words here)."""
+        """Which verl source and config files the launch was judged against, for hover: the
+        chosen verl (a bundled release's data or a verl tree on disk, and why), the entry point
+        and the config file. The one place hover says so: a new kind of source adds its words
+        here."""
         from verl_lint import __version__
         from verl_lint.verl.analysis import entry_module
 
         choice = self.choice
-        how = f", {choice.source}" if choice.version == self.version else ""
-        if choice.version == self.version and choice.requested:
-            how += f" (asked for {choice.requested})"
-        text = f"Judged against verl {self.version}{how}: the release data bundled with " \
-               f"verl-lint {__version__}"
+        text = f"Judged against {choice.describe()}"
+        if choice.kind == "bundled":
+            text += f": the release data bundled with verl-lint {__version__}"
         analysis = self.analysis(launch)
         module = entry_module(launch)
         entry = self.release.entry_point(module) if module else None
         if entry is not None and analysis is not None and analysis.config_name:
-            text += f"; entry point `{module}`, config `{entry.config_dir}/" \
+            where = f"{choice.path}/" if choice.path else ""
+            text += f"; entry point `{module}`, config `{where}{entry.config_dir}/" \
                     f"{analysis.config_name}.yaml`"
             if analysis.group_overrides:
                 text += " with " + ", ".join(f"`{g}`" for g in analysis.group_overrides)
