@@ -165,13 +165,13 @@ def test_memory_does_not_grow_per_relint(tmp_path):
     async def run() -> tuple[int, int]:
         ls.protocol.handle_message(_message(ls, types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {
             "uri": uri, "languageId": "shellscript", "version": 1, "text": script.format(0, 0)}}))
-        await edits(2, 100)  # warm: caches filled
+        await edits(2, 40)  # warm: caches filled
         tracemalloc.start()
         try:
-            await edits(102, 100)  # the live state is now traced: replacing it nets zero
+            await edits(42, 40)  # the live state is now traced: replacing it nets zero
             gc.collect()
             before = tracemalloc.get_traced_memory()[0]
-            await edits(202, 400)
+            await edits(82, 200)
             gc.collect()
             return before, tracemalloc.get_traced_memory()[0]
         finally:
@@ -182,4 +182,5 @@ def test_memory_does_not_grow_per_relint(tmp_path):
     finally:
         ls.protocol.writer = None
     assert ls.states[uri].diagnostics and len(ls.protocol._request_futures) <= 2
-    assert (after - before) / 400 < 300, f"{(after - before) / 400:.0f} B retained per re-lint"
+    # bounded caches still fill (~170 B a re-lint over 200, ~30 over 2,000); the leak was 1.8 KB
+    assert (after - before) / 200 < 600, f"{(after - before) / 200:.0f} B retained per re-lint"
