@@ -189,7 +189,7 @@ class VerlLintServer(LanguageServer):
         self.debounce = DEBOUNCE_SECONDS
         self.poll = CONFIG_POLL_SECONDS
         self._settings: dict[tuple, object] = {}
-        self._poller: asyncio.Task | None = None
+        self._poller: asyncio.Task | None = None  # held: the loop keeps only weak references
 
     # --- settings --------------------------------------------------------------------------
 
@@ -228,9 +228,12 @@ class VerlLintServer(LanguageServer):
         while True:
             await asyncio.sleep(self.poll)
             for uri, state in list(self.states.items()):
-                if self.states.get(uri) is state and self.opened(uri) and \
-                        config_stamp(state.path) != state.stamp:
-                    self.lint(uri)
+                try:
+                    if self.states.get(uri) is state and self.opened(uri) and \
+                            config_stamp(state.path) != state.stamp:
+                        self.lint(uri)
+                except Exception:  # the poll must outlive one bad document
+                    log.exception("re-lint after a configuration change failed for %s", uri)
 
     # --- documents -------------------------------------------------------------------------
 
