@@ -10,25 +10,15 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from test_lsp import BAD, SERVER, TIMEOUT, Doc, codes
+from pytest_lsp import ClientServerConfig, LanguageClient
+from test_lsp import BAD, SERVER, Doc, codes, start, workspace  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("ws")
-
-
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient, workspace: Path):
-    lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("neovim"),
-        root_uri=workspace.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        initialization_options={"debounceMs": 20, "configPollMs": 100},
-    ))
+    lsp_client.init_result = await start(lsp_client, workspace, "neovim", configPollMs=100)
     yield
     await lsp_client.shutdown_session()
 

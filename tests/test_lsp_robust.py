@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from test_lsp import BAD, SERVER, Doc, codes
+from pytest_lsp import ClientServerConfig, LanguageClient
+from test_lsp import BAD, SERVER, Doc, codes, start, workspace  # noqa: F401 - fixture
 
 from verl_lint.lsp.server import VerlLintServer, read_regular_file, server
 
@@ -24,16 +24,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 ANSWER = 10  # seconds: an answer that takes longer means the server blocked
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("ws")
-
-
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient, workspace: Path):
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("neovim"), root_uri=workspace.as_uri(),
-        initialization_options={"debounceMs": 20}))
+    await start(lsp_client, workspace, "neovim")
     yield
     await lsp_client.shutdown_session()
 
