@@ -93,7 +93,7 @@ async def wait_for(doc: Doc, predicate, timeout: float = 10) -> list[types.Diagn
 
 
 @pytest.mark.parametrize("name, text, edited", [
-    (".verl-lint.toml", 'ignore = ["VL203"]\n', 'ignore = ["VL202"]\n'),
+    (".verl-lint.toml", 'ignore = ["VL203"]\n', 'ignore = ["VL202"]  # edited\n'),
     ("pyproject.toml", '[tool.verl-lint]\nignore = ["VL203"]\n',
      '[project]\nname = "x"\n\n[tool.verl-lint]\nignore = ["VL202"]\n'),
 ])
