@@ -18,7 +18,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from test_lsp import BAD, SERVER, Doc, codes, start, workspace  # noqa: F401 - fixture
 
-from verl_lint.lsp.server import VerlLintServer, read_regular_file, server
+from verl_lint.lsp.server import VerlLintServer, server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 ANSWER = 10  # seconds: an answer that takes longer means the server blocked
@@ -103,18 +103,6 @@ async def test_an_unopened_regular_file_is_read(client: LanguageClient, workspac
     hover = await raw_request(client, types.TEXT_DOCUMENT_HOVER, {
         "textDocument": {"uri": path.as_uri()}, "position": {"line": 24, "character": 6}})
     assert "trainer.nnodes" in hover.contents.value
-
-
-def test_read_regular_file_refuses_what_is_not_a_small_regular_file(tmp_path):
-    small = tmp_path / "a.sh"
-    small.write_bytes(b"echo\n")
-    assert read_regular_file(str(small)) == b"echo\n"
-    assert read_regular_file(str(small), limit=3) is None
-    os.mkfifo(tmp_path / "fifo")
-    assert read_regular_file(str(tmp_path / "fifo")) is None
-    assert read_regular_file("/dev/zero") is None
-    assert read_regular_file(str(tmp_path)) is None
-    assert read_regular_file(str(tmp_path / "missing")) is None
 
 
 # --- memory ------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.15
 CONFIG_POLL_SECONDS = 1.0  # how often configuration files are looked at (clients that cannot watch)
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024  # an unopened file larger than this is not read
 SHELL_LANGUAGES = {"shellscript", "sh", "bash"}
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.verl-lint"
 
@@ -58,35 +56,6 @@ def encode_text(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
-
-
-def read_regular_file(path: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes | None:
-    """The bytes of a regular file of at most `limit` bytes, else None. A FIFO, socket or
-    device is never opened (a FIFO blocks, /dev/zero never ends); the open is non-blocking and
-    re-checked, in case the path was swapped in between."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def config_stamp(path: str) -> tuple:
@@ -242,13 +211,15 @@ class VerlLintServer(LanguageServer):
 
     def snapshot(self, uri: str) -> Snapshot | None:
         """The open document's text; for a document the client did not open, the file's, if it
-        is a regular file within the size limit (never `get_text_document`, which reads any
-        path whole, a FIFO or /dev/zero included)."""
+        is a regular file within `check`'s size limit (never `get_text_document`, which reads
+        any path whole, a FIFO or /dev/zero included)."""
         doc = self.workspace.text_documents.get(unquote(uri))
         if doc is not None:
             return Snapshot(encode_text(doc.source), doc.version, doc.language_id, True)
+        from verl_lint.fileio import read_bounded
+
         path = to_fs_path(uri) if uri.startswith("file:") else None
-        data = read_regular_file(path) if path else None
+        data = read_bounded(Path(path))[0] if path else None  # as `check` reads files
         return None if data is None else Snapshot(data, None, None, False)
 
     def document_path(self, uri: str) -> str:
