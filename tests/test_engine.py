@@ -279,3 +279,23 @@ def test_lint_paths_restores_the_garbage_collector_settings(fakes, tmp_path):
     before = gc.get_threshold(), gc.get_freeze_count()
     lint_paths([tmp_path / "a.sh"], lambda p: Settings())
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_a_swallowed_timeout_is_raised_again():
+    """Python ignores an exception raised in a gc callback (Hypothesis installs one): the
+    budget's alarm repeats, so the work still stops soon after the budget is spent."""
+    import time
+
+    from verl_lint import engine
+
+    swallowed = []
+    started = time.monotonic()
+    with engine.file_budget(0.2) as budget:
+        while time.monotonic() - started < 5:
+            try:
+                sum(range(1000))
+            except engine.LintTimeout:
+                if swallowed:
+                    raise
+                swallowed.append(1)  # the first one lost, as in a gc callback
+    assert budget.expired and swallowed and time.monotonic() - started < 1.5

@@ -305,6 +305,7 @@ class Budget:
     expired: bool = False
 
 
+_RETRY = 0.05  # seconds between repeated alarms once the budget is spent
 _budget: Budget | None = None  # the file budget in force (one file at a time per process)
 
 
@@ -375,18 +376,25 @@ def _alarm(timeout: float) -> Iterator[Budget]:
         yield budget
         return
 
+    inside = [True]
+
     def expired(signum, frame):
         budget.expired = True
-        raise LintTimeout
+        if inside[0]:
+            raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
-    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
+    # the alarm repeats until the block is left: a LintTimeout raised where Python ignores
+    # exceptions (a gc callback, as Hypothesis installs one) is raised again a moment later
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout, _RETRY)
     _budget = budget
     try:
         yield budget
     except LintTimeout:
+        inside[0] = False
         budget.expired = True
     finally:
+        inside[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         _budget = None
         signal.signal(signal.SIGALRM, previous)
