@@ -166,3 +166,21 @@ def test_part_of_a_word_is_not_widened():
 
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+def test_a_fix_that_changes_the_run_is_never_applied_by_plain_fix(tmp_path):
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "run.sh"
+    shutil.copy(root / "fixtures/rules/VL401/bad_qwen35_397b_actor_rmpad_default.sh", script)
+    before = script.read_bytes()
+    run("--fix", "--select", "VL401", str(script))
+    assert script.read_bytes() == before
+    run("--fix", "--unsafe-fixes", "--select", "VL401", str(script))
+    assert script.read_bytes() != before
+    hooks = {h["id"]: h["entry"] for h in yaml.safe_load(
+        (root / ".pre-commit-hooks.yaml").read_text())}
+    assert "--fix" in hooks["verl-lint-fix"] and "--unsafe-fixes" not in hooks["verl-lint-fix"]

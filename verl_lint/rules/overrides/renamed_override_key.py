@@ -41,6 +41,12 @@ class RenamedOverrideKey(Rule):
         actor_rollout_ref.actor.checkpoint.save_contents='["model","optimizer"]'
     ```
 
+    ## Fix safety
+    Safe when the new key exists in this release's config and the rename maps no values: the
+    launch then sets the setting the old key named. Unsafe otherwise (a removed key, a value
+    that changed meaning). A new key the launch already sets gets no rename; when both
+    values are the same literal, the fix deletes the old override.
+
     ## References
     - verl #1350 (checkpoint `contents` → `save_contents`/`load_contents`) and the other
       entries of verl-lint's `renames.json`, each with the verl commit it comes from
