@@ -184,3 +184,17 @@ def test_a_fix_that_changes_the_run_is_never_applied_by_plain_fix(tmp_path):
     hooks = {h["id"]: h["entry"] for h in yaml.safe_load(
         (root / ".pre-commit-hooks.yaml").read_text())}
     assert "--fix" in hooks["verl-lint-fix"] and "--unsafe-fixes" not in hooks["verl-lint-fix"]
+
+
+def test_a_fix_that_would_add_an_error_is_not_applied(tmp_path):
+    """VL307 would set n_gpus_per_node=8 to match CUDA_VISIBLE_DEVICES, but the script's
+    Megatron TP×PP×EP then no longer divides the world size (VL301)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "run.sh"
+    shutil.copy(root / "fixtures/rules/VL401/good_unknown_model_path.sh", script)
+    before = script.read_bytes()
+    result = run("--fix", "--unsafe-fixes", str(script))
+    assert script.read_bytes() == before
+    assert "VL307 fix not applied: it would add an error" in result.stderr

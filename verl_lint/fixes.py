@@ -47,6 +47,7 @@ class AppliedFix:
     title: str
     line: int  # 1-based line of the finding in the text the fix was applied to
     applicability: str = "safe"
+    reason: str = ""  # why a dropped fix was not applied
 
 
 @dataclass
@@ -57,7 +58,7 @@ class FixResult:
     original: bytes
     fixed: bytes
     applied: list[AppliedFix] = field(default_factory=list)
-    dropped: list[AppliedFix] = field(default_factory=list)  # would not have parsed
+    dropped: list[AppliedFix] = field(default_factory=list)  # would not parse, or add an error
     diagnostics: list[Diagnostic] = field(default_factory=list)
     rounds: int = 0
     converged: bool = True
@@ -169,17 +170,23 @@ def count_parse_errors(source: SourceText) -> int:
     return len(parse_script(source).errors)
 
 
-def _applied(diag: Diagnostic, fix: Fix) -> AppliedFix:
-    return AppliedFix(diag.code, fix.title, diag.span.line, fix.applicability)
+def _applied(diag: Diagnostic, fix: Fix, reason: str = "") -> AppliedFix:
+    return AppliedFix(diag.code, fix.title, diag.span.line, fix.applicability, reason)
+
+
+NOT_PARSED = "the result would not parse"
+NEW_ERROR = "it would add an error"
 
 
 def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
                max_rounds: int = MAX_ROUNDS, parse_errors: ParseErrors | None = None,
                path: str | None = None) -> FixResult:
-    """Apply fixes until a re-lint offers none (at most `max_rounds` rounds).
+    """Apply fixes until a re-lint offers none (at most `max_rounds` rounds), as ruff does:
+    each round's fixes are computed on the text the previous round produced.
 
-    A fix is dropped when the text it produces has more parse errors than before it: a fix
-    must never turn a runnable script into one bash rejects.
+    A fix is dropped when the text it produces has more parse errors than before it, or an
+    error finding on a line that had none: a fix must never turn a runnable script into one
+    bash rejects, nor trade one defect for another (a device count that no longer divides).
     """
     parse_errors = parse_errors or count_parse_errors
     original = source.data
@@ -190,6 +197,12 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
     current = source
     diagnostics = list(lint(current))
     base_errors = parse_errors(current)
+
+    def drop(diag: Diagnostic, fix: Fix, reason: str) -> None:
+        if (diag.code, fix.edits) not in dropped_keys:
+            dropped_keys.add((diag.code, fix.edits))
+            result.dropped.append(_applied(diag, fix, reason))
+
     while result.rounds < max_rounds:
         candidates = collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
         if not candidates:
@@ -197,9 +210,20 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
         accepted, new_data, errors = _parse_safe(current.data, candidates, base_errors,
                                                  newline, parse_errors)
         for diag, fix in candidates:
-            if (diag, fix) not in accepted and (diag.code, fix.edits) not in dropped_keys:
-                dropped_keys.add((diag.code, fix.edits))
-                result.dropped.append(_applied(diag, fix))
+            if (diag, fix) not in accepted:
+                drop(diag, fix, NOT_PARSED)
+        relinted = None
+        if accepted and new_data not in seen_texts:
+            worse = _adds_error(current, diagnostics, accepted, newline, lint)
+            relinted = worse.relinted
+            if worse.found:
+                kept, new_data, relinted = _error_safe(current, diagnostics, accepted, newline,
+                                                       lint)
+                for diag, fix in accepted:
+                    if (diag, fix) not in kept:
+                        drop(diag, fix, NEW_ERROR)
+                accepted = kept
+                errors = parse_errors(SourceText(new_data)) if kept else base_errors
         if not accepted or new_data in seen_texts:
             result.converged = not accepted
             break
@@ -208,7 +232,7 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
         seen_texts.add(new_data)
         current = SourceText(new_data, source.path)
         base_errors = errors
-        diagnostics = list(lint(current))
+        diagnostics = relinted if relinted is not None else list(lint(current))
     else:
         # out of rounds: converged only if nothing more would apply
         result.converged = not collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
@@ -236,6 +260,59 @@ def _parse_safe(data: bytes, candidates: list[tuple[Diagnostic, Fix]], base_erro
             accepted.append(cand)
             new, errors = trial, trial_errors
     return accepted, new, errors
+
+
+def _is_error(d: Diagnostic) -> bool:
+    return d.severity.value == "error"
+
+
+def _old_offset(edits: Sequence[Edit], newline: bytes, offset: int) -> int:
+    """Where a byte of the edited text was before `edits` (inside a replacement: its start)."""
+    delta = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        at = e.start + delta
+        size = len(_encode(e.replacement, newline))
+        if offset < at:
+            break
+        if offset < at + size:
+            return e.start
+        delta += size - (e.end - e.start)
+    return offset - delta
+
+
+@dataclass
+class _Verdict:
+    found: bool
+    relinted: list[Diagnostic]
+
+
+def _adds_error(before: SourceText, diagnostics: Sequence[Diagnostic],
+                chosen: Sequence[tuple[Diagnostic, Fix]], newline: bytes,
+                lint: Lint) -> _Verdict:
+    """Lint the text `chosen` produce; does it have an error on a line that had none?"""
+    edits = [e for _, f in chosen for e in f.edits]
+    after = SourceText(apply_edits(before.data, edits, newline), before.path)
+    relinted = list(lint(after))
+    had = {before.line_of(d.span.start) for d in diagnostics if _is_error(d)}
+    found = any(_is_error(d) and
+                before.line_of(_old_offset(edits, newline, d.span.start)) not in had
+                for d in relinted)
+    return _Verdict(found, relinted)
+
+
+def _error_safe(before: SourceText, diagnostics: Sequence[Diagnostic],
+                candidates: Sequence[tuple[Diagnostic, Fix]], newline: bytes, lint: Lint):
+    """Add the candidates one by one, keeping each that adds no error (the slow path, taken
+    only when the round as a whole would)."""
+    kept: list[tuple[Diagnostic, Fix]] = []
+    data, relinted = before.data, None
+    for cand in candidates:
+        verdict = _adds_error(before, diagnostics, [*kept, cand], newline, lint)
+        if not verdict.found:
+            kept.append(cand)
+            data = apply_edits(before.data, [e for _, f in kept for e in f.edits], newline)
+            relinted = verdict.relinted
+    return kept, data, relinted
 
 
 # --- suppressions ------------------------------------------------------------------------------
@@ -570,7 +647,7 @@ def summary(results: Sequence[FixResult], options: FixOptions) -> str:
     for r in results:
         for d in r.dropped:
             what = f"{d.code} fix" if d.code else "suppression"
-            notes.append(f"{r.path}:{d.line}: {what} not applied: the result would not parse "
+            notes.append(f"{r.path}:{d.line}: {what} not applied: {d.reason or NOT_PARSED} "
                          f"({d.title})")
         if not r.converged:
             notes.append(f"{r.path}: fixes did not settle after {MAX_ROUNDS} rounds; "

@@ -641,6 +641,16 @@ def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsa
 _CONSEQUENTIAL = ("unknown-key", "not-a-field", "missing-plus", "renamed")
 
 
+def _brought_by(moved: dict, base: dict, parts: tuple[str, ...]) -> bool:
+    """Is the key, or its deepest ancestor in `moved`, a node `base` lacks — i.e. does the key
+    lie in a section the group override brings (`actor.megatron.grad_offload`, renamed in that
+    section, included)?"""
+    for i in range(len(parts), 0, -1):
+        if hs.lookup(moved, parts[:i]) is not hs.ABSENT:
+            return hs.lookup(base, parts[:i]) is hs.ABSENT
+    return False
+
+
 def _mark_consequences(an: _Analyzer) -> None:
     """A group override written under a role (`actor_rollout_ref.actor.model_engine=megatron`,
     whose fix moves it to `model_engine=megatron`) makes every key of that group's config look
@@ -660,7 +670,7 @@ def _mark_consequences(an: _Analyzer) -> None:
             continue
         for p in an.problems:
             if p is cause or p.caused_by is not None or p.kind not in _CONSEQUENTIAL or \
-                    hs.lookup(tree, tuple(p.key.split("."))) is hs.ABSENT:
+                    not _brought_by(tree, an.base, tuple(p.key.split("."))):
                 continue
             p.caused_by, p.fix = ov, None
             p.message += f"; it exists once '{moved}' selects the group (line {ov.span.line}): " \
