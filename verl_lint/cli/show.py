@@ -74,14 +74,57 @@ def effective_entries(launch: Launch, patterns: Sequence[str], version: str) -> 
     if config is None:
         out["unresolved"] = analysis.unresolved or "the launch's config cannot be resolved"
         return out
+    groups = GroupOrigins(release, launch, analysis)
     for pattern in patterns:
         keys = sorted(k for k in config.keys() if k == pattern or k.startswith(pattern + "."))
         if not keys:
             out["entries"].append((pattern, None, "not in the effective config"))
         for k in keys:
             r = config.get(k)
-            out["entries"].append((k, r.value, r.describe()))
+            origin = r.describe()
+            if origin == "verl default":
+                origin = groups.origin(k) or origin
+            out["entries"].append((k, r.value, origin))
     return out
+
+
+class GroupOrigins:
+    """Which group override of a launch (`model_engine=megatron`, line 102) gives a key its
+    value: the group's own key, or a default only that group's config has. The effective
+    config calls both "verl default"; the user wrote the line that chose them."""
+
+    def __init__(self, release, launch: Launch, analysis) -> None:
+        self.release, self.analysis = release, analysis
+        self.entry = release.entry_point(analysis.entry) if analysis.entry else None
+        texts = set(analysis.group_overrides)
+        self.groups = [(o, text) for o in launch.overrides
+                       if isinstance(o.text, str) and (text := o.text) in texts]
+        self._without: dict[str, Any] = {}
+
+    def origin(self, key: str) -> str | None:
+        from verl_lint.verl import hydra_semantics as hs
+
+        if self.entry is None or self.analysis.base is None:
+            return None
+        parts = tuple(key.split("."))
+        for o, text in self.groups:
+            line = o.span.line
+            if o.key.split("@", 1)[0].lstrip("+") == key:
+                return f"set at line {line} by the config group override {text}"
+            without = self._tree_without(text)
+            if isinstance(without, dict) and \
+                    hs.lookup(without, parts) != hs.lookup(self.analysis.base, parts):
+                return f"default of the config group {text}, chosen at line {line}"
+        return None
+
+    def _tree_without(self, text: str) -> Any:
+        from verl_lint.verl.configs import composed
+
+        if text not in self._without:
+            rest = tuple(t for t in self.analysis.group_overrides if t != text)
+            self._without[text] = composed(self.release, self.entry,
+                                           self.analysis.config_name, rest)
+        return self._without[text]
 
 
 def _override_row(o: Override) -> dict[str, Any]:
@@ -151,7 +194,9 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
                 bits.append(f"--config-name {_fmt(launch.config_name)}")
             table = Table(title=escape(" · ".join(bits)), title_justify="left")
             table.add_column("line", justify="right", style="dim")
-            table.add_column("key")
+            # keys are what the user greps for: never cut; the value column wraps instead
+            keys = [f"{o.prefix}{o.key}" for o in launch.overrides] or [""]
+            table.add_column("key", no_wrap=True, min_width=max(map(len, keys)))
             table.add_column("value", overflow="fold")
             table.add_column("from", style="dim")
             for o in launch.overrides:
@@ -178,15 +223,19 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
 
 def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
              effective: Sequence[str], verl_version: str | None) -> int:
-    from verl_lint.cli.check import UsageError, parse_pins
+    from verl_lint.cli.check import UsageError, check_verl_version, device_mismatch, parse_pins
     from verl_lint.evaluate import evaluate_script
     from verl_lint.settings import SettingsError, SettingsResolver
 
     try:
         # the settings `check` would use for this script: its config file plus these options
-        cli = {"device": device, "pins": parse_pins(set_), "verl_version": verl_version}
+        cli = {"device": device, "pins": parse_pins(set_),
+               "verl_version": check_verl_version(verl_version)}
         settings = SettingsResolver(cli)(Path(script))
         source, model = load(script)
+        mismatch = device_mismatch(source, settings.device)
+        if mismatch:
+            raise ShowError(f"{script}: {mismatch}")
     except (ShowError, UsageError, SettingsError) as exc:
         click.echo(f"verl-lint show: error: {exc}", err=True)
         return 2
