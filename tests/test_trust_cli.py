@@ -121,12 +121,18 @@ LONG_KEY = "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_to
 
 def test_show_never_cuts_a_key(tmp_path):
     path = tmp_path / "run.sh"
-    path.write_text(HEAD + "python3 -m verl.trainer.main_ppo \\\n"
-                    f"    {LONG_KEY}=flex \\\n"
-                    f"    data.train_files='{'/very/long/path/' * 12}train.parquet'\n")
+    path.write_text(HEAD + f"""VERY_LONG_VARIABLE_NAME_FOR_THE_TRAINING_FILES=/data/{'a/' * 30}train.parquet
+ANOTHER_QUITE_LONG_VARIABLE_NAME=/data/x
+ACTOR=(
+    {LONG_KEY}=flex
+    data.train_files="${{VERY_LONG_VARIABLE_NAME_FOR_THE_TRAINING_FILES}}${{ANOTHER_QUITE_LONG_VARIABLE_NAME}}"
+)
+python3 -m verl.trainer.main_ppo "${{ACTOR[@]}}"
+""")
     result = run("show", str(path))
     assert result.exit_code == 0
     assert LONG_KEY in result.stdout and "data.train_files" in result.stdout
+    assert "…" not in result.stdout  # the long value wraps instead of being cut
 
 
 def test_show_effective_names_the_line_of_a_group_override(tmp_path):
