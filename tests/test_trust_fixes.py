@@ -198,3 +198,19 @@ def test_a_fix_that_would_add_an_error_is_not_applied(tmp_path):
     result = run("--fix", "--unsafe-fixes", str(script))
     assert script.read_bytes() == before
     assert "VL307 fix not applied: it would add an error" in result.stderr
+
+
+def test_a_finding_that_follows_from_a_group_has_no_guess_of_its_own(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(MISPLACED_GROUP.replace(
+        "    trainer.n_gpus_per_node=8\n",
+        "    actor_rollout_ref.actor.megatron.router_replay.mode=R3 \\\n"
+        "    trainer.n_gpus_per_node=8\n"))
+    (d,) = [d for d in json_diagnostics(script) if d["line"] == 9]
+    assert "did you mean" not in d["message"] and "model_engine=megatron" in d["message"]
+
+
+def test_a_key_directly_under_actor_rollout_ref_may_mean_any_of_its_roles():
+    tree = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6}}, "hybrid_engine": True}}
+    assert closest_keys("actor_rollout_ref.lr", tree=tree, value=1e-5) == [
+        "actor_rollout_ref.actor.optim.lr"]

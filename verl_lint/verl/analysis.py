@@ -673,5 +673,8 @@ def _mark_consequences(an: _Analyzer) -> None:
                     not _brought_by(tree, an.base, tuple(p.key.split("."))):
                 continue
             p.caused_by, p.fix = ov, None
+            # a guess elsewhere in the tree is moot once the group is chosen
+            p.message = p.message.removesuffix(_did_you_mean(p.suggestions))
+            p.suggestions = []
             p.message += f"; it exists once '{moved}' selects the group (line {ov.span.line}): " \
                          "fix that first"

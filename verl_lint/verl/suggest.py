@@ -163,7 +163,9 @@ def _same_place(candidate: str, role: str, engine: str | None, tree: dict) -> bo
     exception: that is a group override written in the wrong place."""
     if "." not in candidate:
         return candidate == role or not isinstance(tree.get(candidate), dict)
-    if _node(tree, role) is not NO_VALUE and role_of(candidate) != role:
+    theirs = role_of(candidate)
+    if _node(tree, role) is not NO_VALUE and theirs != role and \
+            not theirs.startswith(role + "."):  # `actor_rollout_ref.x` may mean any of its roles
         return False
     other = engine_of(candidate)
     return engine is None or other is None or other == engine
