@@ -214,3 +214,25 @@ def test_a_key_directly_under_actor_rollout_ref_may_mean_any_of_its_roles():
     tree = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6}}, "hybrid_engine": True}}
     assert closest_keys("actor_rollout_ref.lr", tree=tree, value=1e-5) == [
         "actor_rollout_ref.actor.optim.lr"]
+
+
+def test_scenarios_that_disagree_on_a_rename_get_no_fix(tmp_path):
+    """On GPU the launch sets the new key already (with another value): renaming there would set
+    it twice; on NPU it does not. The word is shared, so no fix is right for both."""
+    script = tmp_path / "run.sh"
+    text = HEAD + """DEVICE=${DEVICE:-gpu}
+ROLLOUT=(
+    actor_rollout_ref.rollout.name=vllm
+    actor_rollout_ref.rollout.single_turn_response_length=4096
+)
+case "${DEVICE}" in
+    gpu) ROLLOUT+=(actor_rollout_ref.rollout.response_length=8192) ;;
+    npu) ;;
+esac
+python3 -m verl.trainer.main_ppo "${ROLLOUT[@]}" trainer.n_gpus_per_node=8
+"""
+    script.write_text(text)
+    found = [d for d in json_diagnostics(script) if d["line"] == 6]
+    assert sorted(tuple(d["scenarios"]) for d in found) == [("DEVICE=gpu",), ("DEVICE=npu",)]
+    run("--fix", "--unsafe-fixes", "--select", "VL201", str(script))
+    assert script.read_text() == text

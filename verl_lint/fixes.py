@@ -146,7 +146,9 @@ def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
     seen: set[tuple[Edit, ...]] = set()
     taken: list[Edit] = []
     chosen: list[tuple[Diagnostic, Fix]] = []
-    ordered = sorted((d for d in diagnostics if d.fix is not None),
+    disputed = _disputed(diagnostics)
+    ordered = sorted((d for d in diagnostics if d.fix is not None and
+                      (d.code, d.span.start, d.span.end) not in disputed),
                      key=lambda d: (min(e.start for e in d.fix.edits) if d.fix.edits else -1,
                                     d.sort_key()))
     for diag in ordered:
@@ -162,6 +164,19 @@ def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
         taken.extend(fix.edits)
         chosen.append((diag, fix))
     return chosen
+
+
+def _disputed(diagnostics: Iterable[Diagnostic]) -> set[tuple[str, int, int]]:
+    """(code, span) where scenarios disagree on the fix: one finding per device branch on the
+    same text, holding in different scenarios, with different fixes (or one without). The text
+    is shared, so whichever fix is applied would be wrong for the other scenario."""
+    fixes: dict[tuple[str, int, int], list[tuple[frozenset[str], object]]] = {}
+    for d in diagnostics:
+        fixes.setdefault((d.code, d.span.start, d.span.end), []).append(
+            (frozenset(d.scenarios), d.fix.edits if d.fix is not None else None))
+    return {key for key, found in fixes.items()
+            if any(a and b and not a & b and fa != fb
+                   for i, (a, fa) in enumerate(found) for b, fb in found[i + 1:])}
 
 
 def count_parse_errors(source: SourceText) -> int:

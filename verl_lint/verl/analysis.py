@@ -430,7 +430,8 @@ class _Analyzer:
             return
         sugg = self._suggest(key, p.value)
         self.problem("unknown-key", ov, key, f"unknown key '{key}' in verl {v} ({self.name})"
-                     + _did_you_mean(sugg), hydra_message=hydra_msg, suggestions=sugg,
+                     + _did_you_mean(sugg) + _set_already(sugg, self.launch),
+                     hydra_message=hydra_msg, suggestions=sugg,
                      fix=_rename_fix(ov, sugg[0], "unsafe", self.launch) if len(sugg) == 1
                      else None)
 
@@ -617,6 +618,13 @@ def _prefix_fix(ov: Override, new_prefix: str, title: str) -> Fix | None:
         return None
     start = ov.key_span.start - len(ov.prefix)
     return Fix(title=title, edits=(Edit(start=start, end=ov.key_span.start, replacement=new_prefix),))
+
+
+def _set_already(sugg: list[str], launch: Launch) -> str:
+    """Say so when the launch sets the only suggestion already: renaming is then no fix (and a
+    scenario where it does not is told apart, so its fix is not taken for this one's)."""
+    also = next((o for o in launch.overrides if len(sugg) == 1 and o.key == sugg[0]), None)
+    return "" if also is None else f" (the launch sets it already, line {also.span.line})"
 
 
 def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsafe"],
