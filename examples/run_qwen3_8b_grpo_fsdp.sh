@@ -19,7 +19,7 @@ case "${DEVICE}" in
         rollout_tp=2
         ;;
     npu)
-        export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+        export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
         rollout_tp=4
         ;;
     *)

@@ -55,6 +55,7 @@ def test_the_demo_is_short_and_has_the_findings_the_readme_names():
     assert found == [
         ("run_qwen2_5_7b_ppo_megatron.sh", 24, "VL301"),
         ("run_qwen2_5_7b_ppo_megatron.sh", 28, "VL204"),
+        ("run_qwen3_8b_grpo_fsdp.sh", 22, "VL406"),
         ("run_qwen3_8b_grpo_fsdp.sh", 41, "VL201"),
         ("run_qwen3_8b_grpo_fsdp.sh", 52, "VL203"),
     ]
@@ -73,3 +74,26 @@ def test_examples_are_valid_bash():
 def test_rule_counts_in_the_readme_are_true():
     for n in re.findall(r"\b(\d+) rules\b", README):
         assert int(n) == len(all_rules()), f"README says {n} rules; there are {len(all_rules())}"
+
+
+def test_output_shown_in_the_readme_is_what_the_command_prints(monkeypatch):
+    import shlex
+
+    monkeypatch.chdir(ROOT)  # the README's paths are relative to the clone
+    blocks = re.findall(r"```text\n\$ verl-lint ([^\n]*)\n(.*?)```", README, re.S)
+    assert blocks
+    for args, shown in blocks:
+        result = CliRunner().invoke(main, ["--no-color", *shlex.split(args)],
+                                    catch_exceptions=False)
+        assert result.stdout == shown, args
+
+
+def test_json_example_in_the_readme_is_what_the_command_prints(monkeypatch):
+    import json
+
+    monkeypatch.chdir(ROOT)
+    shown = json.loads(re.search(r"```json\n(.*?)```", README, re.S).group(1))
+    result = CliRunner().invoke(main, ["check", "--format", "json", "--select", "VL406",
+                                       "examples/run_qwen3_8b_grpo_fsdp.sh"],
+                                catch_exceptions=False)
+    assert json.loads(result.stdout) == shown
