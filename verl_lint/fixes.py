@@ -167,16 +167,26 @@ def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
 
 
 def _disputed(diagnostics: Iterable[Diagnostic]) -> set[tuple[str, int, int]]:
-    """(code, span) where scenarios disagree on the fix: one finding per device branch on the
-    same text, holding in different scenarios, with different fixes (or one without). The text
-    is shared, so whichever fix is applied would be wrong for the other scenario."""
-    fixes: dict[tuple[str, int, int], list[tuple[frozenset[str], object]]] = {}
+    """(code, span) where scenarios disagree on how to change the finding's own text: one
+    finding per device branch on the same words, holding in different scenarios, with fixes
+    (or a fix and none) that differ and edit those shared words — whichever is applied would be
+    wrong for the other scenario. Fixes that insert into each scenario's own branch do not
+    dispute."""
+    found: dict[tuple[str, int, int], list[tuple[frozenset[str], Fix | None]]] = {}
     for d in diagnostics:
-        fixes.setdefault((d.code, d.span.start, d.span.end), []).append(
-            (frozenset(d.scenarios), d.fix.edits if d.fix is not None else None))
-    return {key for key, found in fixes.items()
-            if any(a and b and not a & b and fa != fb
-                   for i, (a, fa) in enumerate(found) for b, fb in found[i + 1:])}
+        found.setdefault((d.code, d.span.start, d.span.end), []).append(
+            (frozenset(d.scenarios), d.fix))
+
+    def edits_span(fix: Fix | None, start: int, end: int) -> bool:
+        return fix is not None and any(e.start < end and e.end > start for e in fix.edits)
+
+    def differ(fa: Fix | None, fb: Fix | None) -> bool:
+        return (fa.edits if fa else None) != (fb.edits if fb else None)
+
+    return {key for key, items in found.items()
+            if any(a and b and not a & b and differ(fa, fb)
+                   and (edits_span(fa, *key[1:]) or edits_span(fb, *key[1:]))
+                   for i, (a, fa) in enumerate(items) for b, fb in items[i + 1:])}
 
 
 def count_parse_errors(source: SourceText) -> int:
