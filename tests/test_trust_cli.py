@@ -40,6 +40,9 @@ def test_a_device_the_script_never_tests_is_an_error(script):
     assert result.exit_code == 2
     assert "device 'tpu' is not one this script tests ($DEVICE: gpu, npu)" in result.stderr
     assert "All checks passed" not in result.stdout
+    pinned = run("check", "--no-color", "--set", "DEVICE=tpu", str(script))
+    assert pinned.exit_code == 2 and "device 'tpu' is not one" in pinned.stderr
+    assert run("check", "--set", "TP=4", "-q", str(script)).exit_code != 2
     shown = run("show", "--device", "tpu", str(script))
     assert shown.exit_code == 2 and "device 'tpu' is not one" in shown.stderr
     # a tested device (or its alias) is fine, and so is a script without device branches

@@ -79,16 +79,18 @@ def check_verl_version(value: str | None) -> str | None:
     return value
 
 
-def device_mismatch(source, device: str | None) -> str | None:
-    """Why `device` is not a scenario of this script (it tests the device, but never for this
-    one), or None. Linting the way through no branch would report on a run nobody makes."""
+def device_mismatch(source, device: str | None, pins=None) -> str | None:
+    """Why the device pinned by `--device` (or `--set DEVICE=…`) is not a scenario of this
+    script — it tests the device, but never for this one —, or None. Linting the way through
+    no branch would report on a run nobody makes."""
     from verl_lint.evaluate.scenarios import device_branches, device_name
     from verl_lint.shell import parse_script
 
-    if not device:
+    if not device and not pins:
         return None
     var, values = device_branches(parse_script(source))
-    if var is None or not values:
+    device = device or (pins or {}).get(var or "DEVICE")
+    if var is None or not values or not device:
         return None
     tested = {device_name(v) or v for v in values}
     if (device_name(device) or device) in tested:
@@ -173,17 +175,22 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     return targets
 
 
+def _pins_device(settings) -> bool:
+    # only then is the script read before linting (a device variable is named like one)
+    return bool(settings.device) or any("DEVICE" in k.upper() for k in settings.pins)
+
+
 def _device_error(data: bytes, name: str, settings) -> str | None:
     from verl_lint.engine import script_problem
     from verl_lint.source import SourceText
 
-    if not settings.device or script_problem(data) is not None:
+    if not _pins_device(settings) or script_problem(data) is not None:
         return None  # the engine reports unreadable input itself
-    return device_mismatch(SourceText(data, name), settings.device)
+    return device_mismatch(SourceText(data, name), settings.device, dict(settings.pins))
 
 
 def _file_device_error(path: Path, settings) -> str | None:
-    if not settings.device or not path.is_file():  # only regular files are read here
+    if not _pins_device(settings) or not path.is_file():  # regular files only
         return None
     try:
         data = path.read_bytes()

@@ -233,7 +233,7 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
                "verl_version": check_verl_version(verl_version)}
         settings = SettingsResolver(cli)(Path(script))
         source, model = load(script)
-        mismatch = device_mismatch(source, settings.device)
+        mismatch = device_mismatch(source, settings.device, dict(settings.pins))
         if mismatch:
             raise ShowError(f"{script}: {mismatch}")
     except (ShowError, UsageError, SettingsError) as exc:
