@@ -641,8 +641,8 @@ def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsa
     if ov.value_span is None or any(o.value_span is None or o.value != ov.value for o in already):
         return None  # different values, or values from variables that may differ per scenario
     # the word only: `checked_fix` widens it to the element or continuation line it stands on
-    return Fix(title=f"Remove it: '{new_key}' is set to {ov.value} already (line "
-               f"{already[0].span.line})", applicability=applicability,
+    return Fix(title=f"Remove it: '{new_key}' is set to {ov.value} already",
+               applicability=applicability,
                edits=(Edit(start=ov.span.start, end=ov.span.end, replacement=""),))
 
 # what a key that only follows from a misplaced group override can be reported as
