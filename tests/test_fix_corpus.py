@@ -96,3 +96,12 @@ def test_no_fixed_file_has_a_new_error(fixed):
             if old_line(old_text, new_text, line) not in had:
                 new.append(f"{path}:{line}: {new_text[line - 1].strip()}")
     assert not new
+
+
+def test_every_fix_comes_from_a_rule_whose_docs_state_its_safety():
+    from verl_lint.rules.registry import all_rules
+
+    report = json.loads(check("--format", "json", "--select", "ALL",
+                              str(ROOT / "fixtures")).stdout)
+    fixable = {r.code for r in all_rules() if r.fixable}  # their docs need a Fix safety section
+    assert {d["code"] for d in report["diagnostics"] if d["fix"]} <= fixable
