@@ -1,8 +1,9 @@
 """Applying fixes: `--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `--add-suppressions`.
 
 Fixes are data (DESIGN principle 6): every Diagnostic may carry a `Fix` of byte edits. This module
-turns them into new file contents: pick non-overlapping fixes, drop any whose result bash could
-not parse, re-lint and repeat until nothing changes, then write atomically. The LSP's quick fixes
+turns them into new file contents: pick non-overlapping fixes (none where scenarios disagree on
+the same words), drop any whose result bash could not parse or that adds an error on a line
+that had none, re-lint and repeat until nothing changes, then write atomically. The LSP's quick fixes
 reuse `suppression_edit` / `file_suppression_edit` from here.
 """
 
