@@ -236,3 +236,10 @@ python3 -m verl.trainer.main_ppo "${ROLLOUT[@]}" trainer.n_gpus_per_node=8
     assert sorted(tuple(d["scenarios"]) for d in found) == [("DEVICE=gpu",), ("DEVICE=npu",)]
     run("--fix", "--unsafe-fixes", "--select", "VL201", str(script))
     assert script.read_text() == text
+
+
+def test_fixes_that_do_not_settle_are_reported():
+    from verl_lint.fixes import FixOptions, FixResult, summary
+
+    result = FixResult(path="run.sh", original=b"a", fixed=b"b", converged=False)
+    assert "run.sh: fixes did not settle after 10 rounds" in summary([result], FixOptions(fix=True))
