@@ -146,7 +146,8 @@ def test_show_effective_names_the_line_of_a_group_override(tmp_path):
                     "    actor_rollout_ref.actor.megatron.param_offload=True\n")
     result = run("show", "--effective", "model_engine", "--effective",
                  "actor_rollout_ref.actor.megatron.sequence_parallel", "--effective",
-                 "actor_rollout_ref.actor.megatron.param_offload", "--format", "json",
+                 "actor_rollout_ref.actor.megatron.param_offload", "--effective",
+                 "actor_rollout_ref.ref.megatron.seed", "--format", "json",
                  str(path))
     (launch,) = json.loads(result.stdout)["scenarios"][0]["launches"]
     origins = {e["key"]: e["origin"] for e in launch["effective"]["entries"]}
@@ -155,3 +156,6 @@ def test_show_effective_names_the_line_of_a_group_override(tmp_path):
     assert origins["actor_rollout_ref.actor.megatron.sequence_parallel"] == (
         "default of the config group model_engine=megatron, chosen at line 5")
     assert origins["actor_rollout_ref.actor.megatron.param_offload"] == "set at line 6"
+    assert origins["actor_rollout_ref.ref.megatron.seed"] == (
+        "inherited from actor_rollout_ref.actor.megatron.seed, default of the config group "
+        "model_engine=megatron, chosen at line 5")

@@ -81,11 +81,18 @@ def effective_entries(launch: Launch, patterns: Sequence[str], version: str) -> 
             out["entries"].append((pattern, None, "not in the effective config"))
         for k in keys:
             r = config.get(k)
-            origin = r.describe()
-            if origin == "verl default":
-                origin = groups.origin(k) or origin
-            out["entries"].append((k, r.value, origin))
+            out["entries"].append((k, r.value, _origin(r, groups)))
     return out
+
+
+def _origin(r, groups: "GroupOrigins") -> str:
+    """`r.describe()`, with "verl default" named after the group override that chose it."""
+    if r.origin.kind == "default":
+        return groups.origin(r.key) or "verl default"
+    if r.origin.kind == "inherited" and r.inherited_origin is not None and \
+            r.inherited_origin.kind == "default":
+        return f"{r.origin.describe()}, {groups.origin(r.origin.from_key) or 'verl default'}"
+    return r.describe()
 
 
 class GroupOrigins:
