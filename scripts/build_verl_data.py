@@ -13,9 +13,11 @@ Per release it writes (flat, so setuptools' package-data globs ship them):
 - `data/<version>-composed.json.gz`: the configs each entry point composes by default (and per `model_engine`
   option, and the megatron config names), composed with hydra-core exactly as verl's
   `@hydra.main` does, as plain unresolved trees: the lint-time fast path starts from these;
-- `data/<version>-release.json`: entry points → config dir/name, Hydra config groups and their options, config
-  names, and the fields of every dataclass a `_target_` in the configs names (read from the
-  wheel's source with `ast`: verl is never imported).
+- `data/<version>-release.json`: what `verl_lint.verl.mine.release.mine_release` reads from the
+  wheel — entry points (`@hydra.main`), Hydra config groups and their options, config names, the
+  fields of every dataclass a `_target_` names, the config nodes verl's code converts into
+  dataclasses, registered names, the module list — with `ast`, never importing verl. The same
+  miner reads a verl tree on disk at lint time (a vendored or installed verl).
 `renames.json`, `enums.json`, `constraints.json` are curated from verl's git history (they cannot
 be derived from a wheel): `--curated` copies them in; review the diff either way.
 """
@@ -23,7 +25,6 @@ be derived from a wheel): `--curated` copies them in; review the diff either way
 from __future__ import annotations
 
 import argparse
-import ast
 import gzip
 import json
 import shutil
@@ -38,26 +39,10 @@ sys.path.insert(0, str(ROOT))
 
 from verl_lint.verl.compose import compose_tree  # noqa: E402
 from verl_lint.verl.configs import tree_key  # noqa: E402
-from verl_lint.verl.versions import SUPPORTED_VERSIONS, parse_version  # noqa: E402
+from verl_lint.verl.mine.release import TRAINER_CONFIG, mine_release, yaml_targets  # noqa: E402
+from verl_lint.verl.versions import SUPPORTED_VERSIONS  # noqa: E402
 
 OUT = ROOT / "verl_lint" / "verl" / "data"
-TRAINER = "verl/trainer/config"
-
-# module → (config dir, config name, extra search dirs, first release that ships the module).
-# The config dir/name are those of the module's `@hydra.main`.
-ENTRY_POINTS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
-    "verl.trainer.main_ppo": (TRAINER, "ppo_trainer", (), "0.4.0"),
-    "verl.trainer.main_generation_server": (TRAINER, "ppo_trainer", (), "0.6.0"),
-    "verl.trainer.main_generation": (TRAINER, "generation", (), "0.4.0"),
-    "verl.trainer.fsdp_sft_trainer": (TRAINER, "sft_trainer", (), "0.4.0"),
-    "verl.trainer.sft_trainer": (TRAINER, "sft_trainer_engine", (), "0.6.0"),
-    "verl.trainer.main_eval": (TRAINER, "evaluation", (), "0.4.0"),
-    "verl.experimental.fully_async_policy.fully_async_main": (
-        "verl/experimental/fully_async_policy/config", "fully_async_ppo_trainer", (TRAINER,), "0.7.1"),
-    "verl.experimental.one_step_off_policy.main_ppo": (
-        "verl/experimental/one_step_off_policy/config", "one_step_off_ppo_trainer", (TRAINER,), "0.7.1"),
-}
-
 
 def wheel_files(version: str, wheels: Path, download: bool) -> dict[str, bytes]:
     """Every config YAML and Python source file of the verl wheel."""
@@ -70,79 +55,13 @@ def wheel_files(version: str, wheels: Path, download: bool) -> dict[str, bytes]:
         found = sorted(wheels.glob(f"verl-{version}-*.whl"))
     with zipfile.ZipFile(found[0]) as zf:
         return {n: zf.read(n) for n in zf.namelist()
-                if n.startswith("verl/") and (n.endswith(".py") or
+                if n.startswith("verl/") and (n.endswith(".py") or n == "verl/version/version" or
                                               (n.endswith(".yaml") and "/config/" in n))}
 
 
 def source_dir_files(version: str, source: Path) -> dict[str, bytes]:
     base = source / version
     return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*.yaml"))}
-
-
-# --- dataclass fields, from the wheel's source (ast, no import) ---------------------------------
-
-def _is_dataclass(node: ast.ClassDef) -> bool:
-    for dec in node.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if name == "dataclass":
-            return True
-    return False
-
-
-def dataclass_fields(py_files: dict[str, bytes], targets: set[str]) -> dict[str, dict[str, str]]:
-    """{`_target_` → {field: annotation}} for every target that is a dataclass in the wheel."""
-    classes: dict[str, list[tuple[str, ast.ClassDef]]] = {}
-    for path, data in py_files.items():
-        if not path.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(data)
-        except SyntaxError:
-            continue
-        module = path[:-3].replace("/", ".").removesuffix(".__init__")
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                classes.setdefault(node.name, []).append((module, node))
-
-    def find(name: str, module_hint: str) -> ast.ClassDef | None:
-        cands = classes.get(name, [])
-        exact = [c for m, c in cands if m == module_hint or m.startswith(module_hint + ".")]
-        pool = exact or [c for _, c in cands]
-        return pool[0] if len(pool) == 1 or exact else None
-
-    def fields(cls: ast.ClassDef, module: str, seen: frozenset[str] = frozenset()) -> dict[str, str] | None:
-        out: dict[str, str] = {}
-        for base in cls.bases:
-            bname = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)
-            if bname in (None, "object", "ABC", "Generic") or bname in seen:
-                continue
-            bcls = find(bname, module)
-            if bcls is None:
-                if bname in classes:
-                    return None  # an ambiguous verl base: the field set would be a guess
-                continue  # a base from outside verl (Mapping, ABC): no dataclass fields
-            inherited = fields(bcls, module, seen | {bname})
-            if inherited is None:
-                return None
-            out.update(inherited)
-        for stmt in cls.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                ann = ast.unparse(stmt.annotation)
-                if not ann.startswith(("ClassVar", "typing.ClassVar")):
-                    out[stmt.target.id] = ann
-        return out
-
-    result: dict[str, dict[str, str]] = {}
-    for target in sorted(targets):
-        module, _, name = target.rpartition(".")
-        cls = find(name, module)
-        if cls is None or not _is_dataclass(cls):
-            continue
-        got = fields(cls, module)
-        if got is not None:
-            result[target] = got
-    return result
 
 
 def fields_from_shared(path: Path) -> dict[str, dict[str, str]]:
@@ -153,50 +72,29 @@ def fields_from_shared(path: Path) -> dict[str, dict[str, str]]:
 
 # --- composition ---------------------------------------------------------------------------------
 
-def collect_targets(tree, out: set[str]) -> None:
-    if isinstance(tree, dict):
-        t = tree.get("_target_")
-        if isinstance(t, str) and t.startswith("verl."):
-            out.add(t)
-        for v in tree.values():
-            collect_targets(v, out)
-    elif isinstance(tree, list):
-        for v in tree:
-            collect_targets(v, out)
-
-
-def config_groups(root: Path, config_dir: str) -> tuple[dict[str, list[str]], list[str]]:
-    """Hydra config groups (folders, recursively) with their options, and top-level config names."""
-    base = root / config_dir
-    groups: dict[str, list[str]] = {}
-    for p in sorted(base.rglob("*.yaml")):
-        rel = p.relative_to(base)
-        if len(rel.parts) > 1:
-            groups.setdefault("/".join(rel.parts[:-1]), []).append(p.stem)
-    names = sorted(p.stem for p in base.glob("*.yaml"))
-    return groups, names
+# the entry points' default configs composed once per `model_engine` option too (the fast path
+# for the most common group override)
+_ENGINE_VARIANTS = ("ppo_trainer", "fully_async_ppo_trainer", "one_step_off_ppo_trainer")
 
 
 def build_version(version: str, files: dict[str, bytes], fields_override: dict | None) -> None:
+    release = mine_release(files)
+    release.pop("version", None)  # the bundle's name says it
+    if fields_override is not None:  # offline (`--source-dir`): YAMLs only, fields given
+        targets = yaml_targets(files, release["groups"])
+        release["dataclasses"] = {t: f for t, f in fields_override.items() if t in targets}
     yaml_files = {k: v.decode() for k, v in sorted(files.items()) if k.endswith(".yaml")}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for rel, text in yaml_files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
-        entry_points, groups, names = {}, {}, {}
-        for module, (cdir, cname, search, since) in ENTRY_POINTS.items():
-            if parse_version(version) < parse_version(since) or not (root / cdir / f"{cname}.yaml").exists():
-                continue
-            entry_points[module] = {"config_dir": cdir, "config_name": cname, "search": list(search)}
-            for d in (cdir, *search):
-                groups[d], names[d] = config_groups(root, d)
         composed: dict[str, dict] = {}
-        for module, ep in entry_points.items():
+        for module, ep in release["entry_points"].items():
             cdir = ep["config_dir"]
-            variants = [(n, ()) for n in names[cdir] if not n.startswith("_generated")]
-            engines = groups.get(TRAINER, {}).get("model_engine", [])
-            if ep["config_name"] in ("ppo_trainer", "fully_async_ppo_trainer", "one_step_off_ppo_trainer"):
+            variants = [(n, ()) for n in release["config_names"][cdir] if not n.startswith("_generated")]
+            engines = release["groups"].get(TRAINER_CONFIG, {}).get("model_engine", [])
+            if ep["config_name"] in _ENGINE_VARIANTS:
                 variants += [(ep["config_name"], (f"model_engine={e}",)) for e in engines]
             for cname, overrides in variants:
                 key = tree_key(cdir, cname, overrides)
@@ -209,23 +107,12 @@ def build_version(version: str, files: dict[str, bytes], fields_override: dict |
                     composed[key] = tree
                 else:
                     print(f"  {version}: {key}: {failure.message.splitlines()[0]}", file=sys.stderr)
-        targets: set[str] = set()
-        for tree in composed.values():
-            collect_targets(tree, targets)
-        for gdir in groups:
-            for p in (root / gdir).rglob("*.yaml"):
-                for line in p.read_text().splitlines():
-                    if line.strip().startswith("_target_:"):
-                        targets.add(line.split(":", 1)[1].strip().strip("'\""))
-    fields = fields_override if fields_override is not None else dataclass_fields(files, targets)
-    release = {"version": version, "entry_points": entry_points, "groups": groups,
-               "config_names": names,
-               "dataclasses": {t: fields[t] for t in sorted(targets) if t in fields}}
     (OUT / f"{version}-release.json").write_text(json.dumps(release, sort_keys=True, separators=(",", ":")))
     write_gz(OUT / f"{version}-configs.json.gz", yaml_files)
     write_gz(OUT / f"{version}-composed.json.gz", composed)
-    print(f"verl {version}: {len(yaml_files)} yaml, {len(entry_points)} entry points, "
-          f"{len(composed)} composed configs, {len(release['dataclasses'])} dataclasses")
+    print(f"verl {version}: {len(yaml_files)} yaml, {len(release['entry_points'])} entry points, "
+          f"{len(composed)} composed configs, {len(release['dataclasses'])} dataclasses, "
+          f"{len(release['converted'])} converted nodes")
 
 
 def write_gz(path: Path, obj) -> None:

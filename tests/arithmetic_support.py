@@ -94,5 +94,5 @@ def lint(rule: type[Rule], cfg: EffectiveConfig | None, *, visible: Any = None,
     run = ScenarioRun(scenario=scenario, launches=[launch], visible_devices=visible)
     ctx = LaunchContext(path="test.sh", source=SourceText(b""), model=None, settings=None,
                         run=run, launch=launch, release=None,
-                        analysis=LaunchAnalysis(config=cfg))
+                        analysis=LaunchAnalysis(config=cfg, entry=launch.module))
     return list(rule().check(ctx))

@@ -157,7 +157,7 @@ def test_vl401_actor_default_reports_actor_once_with_fix_in_actor_array():
 
 def test_vl401_dynamic_bsz():
     script = QWEN35.replace("use_dynamic_bsz=False", "use_dynamic_bsz=True")
-    ctx, diags = run_rule("VL401", script)
+    ctx, diags = run_rule("VL401", script, device="gpu")
     assert len(diags) == 1 and ctx.source.slice(diags[0].span) == "True"
     assert "use_dynamic_bsz" in diags[0].message
 
@@ -165,11 +165,22 @@ def test_vl401_dynamic_bsz():
 def test_vl401_skips_unknown_model_path_and_other_models_and_fsdp():
     assert run_rule("VL401", QWEN35.replace("${MODEL_PATH:-Qwen/Qwen3.5-122B-A10B}",
                                             "${MODEL_PATH}").replace("use_dynamic_bsz=False",
-                                                                     "use_dynamic_bsz=True"))[1] == []
+                                                                     "use_dynamic_bsz=True"),
+                    device="gpu")[1] == []
     assert run_rule("VL401", QWEN35.replace("Qwen3.5-122B-A10B", "Qwen3-32B")
-                    .replace("use_dynamic_bsz=False", "use_dynamic_bsz=True"))[1] == []
+                    .replace("use_dynamic_bsz=False", "use_dynamic_bsz=True"), device="gpu")[1] == []
     assert run_rule("VL401", QWEN35.replace("use_dynamic_bsz=False", "use_dynamic_bsz=True"),
-                    defaults=FSDP_080)[1] == []
+                    defaults=FSDP_080, device="gpu")[1] == []
+
+
+def test_vl401_scoped_to_gpu_megatron_core_before_018():
+    script = QWEN35.replace("use_dynamic_bsz=False", "use_dynamic_bsz=True")
+    # NPU: MindSpeed runs GDN in THD (verl/models/mcore/util.py preprocess_for_mindspeed)
+    assert run_rule("VL401", script, device="npu")[1] == []
+    # an unknown device may be a GPU: still checked
+    assert len(run_rule("VL401", script, device=None)[1]) == 1
+    # verl 0.9.x targets Megatron-Core 0.18, whose GDN supports THD
+    assert run_rule("VL401", script, device="gpu", version="0.9.1")[1] == []
 
 
 def test_model_known_from_the_literal_end_of_an_unknown_path():
@@ -187,7 +198,7 @@ def test_model_known_from_the_literal_end_of_an_unknown_path():
 
 def test_vl401_skips_unknown_values():
     script = QWEN35.replace("use_remove_padding=False", "use_remove_padding=${RMPAD}")
-    _, diags = run_rule("VL401", script)
+    _, diags = run_rule("VL401", script, device="gpu")
     assert diags == []
 
 
@@ -249,7 +260,7 @@ def test_vl403_fires_on_npu_080_and_fix_adds_an_npu_block():
     assert len(diags) == 1
     d = diags[0]
     assert "mm_processor_cache_gb" in d.message and "not set" in d.message
-    assert ctx.source.slice(d.span) == "vllm"
+    assert ctx.source.slice(d.span) == "ROLLOUT=("  # where the fix adds the npu block
     fixed = apply_fix(ctx, d.fix)
     # ROLLOUT is shared by both devices and no device branch follows it: a new npu block
     assert ("    actor_rollout_ref.rollout.gpu_memory_utilization=0.6\n"
@@ -365,13 +376,22 @@ def test_vl405_seed001_is_fine():
 def test_vl405_token_scale_and_aggregation():
     script = SEED001.replace("3e-4}", "0.2}").replace(
         "    actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean\n", "")
-    ctx, diags = run_rule("VL405", script, defaults=FSDP_080)
+    # 0.9.1: the first release whose GSPO loss reads loss_agg_mode
+    ctx, diags = run_rule("VL405", script, defaults=FSDP_080, version="0.9.1")
     msgs = sorted(d.message for d in diags)
     assert len(diags) == 2
     assert any("clip_ratio_low" in m and "0.2" in m for m in msgs)
     assert any("loss_agg_mode" in m and "token-mean (verl default)" in m for m in msgs)
     agg = next(d for d in diags if "loss_agg_mode" in d.message)
     assert "    actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean\n" in apply_fix(ctx, agg.fix)
+
+
+def test_vl405_aggregation_not_read_before_091():
+    # verl 0.6.0–0.9.0 hard-code seq-mean-token-mean in compute_policy_loss_gspo
+    script = SEED001.replace("    actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean\n", "")
+    for version in ("0.6.0", "0.8.0", "0.9.0"):
+        assert run_rule("VL405", script, defaults=FSDP_080, version=version)[1] == [], version
+    assert run_rule("VL405", script, defaults=FSDP_080, version="0.5.0")[1] == []  # no GSPO yet
 
 
 def test_vl405_default_clip_ratio_with_gspo():

@@ -122,16 +122,16 @@ def test_a_rename_onto_the_same_value_deletes_the_old_element(tmp_path):
 
 def test_a_renamed_key_set_again_with_the_same_value_is_deleted_from_the_chain(tmp_path):
     script = tmp_path / "run.sh"
-    text = HEAD + """python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\
+    text = HEAD + """python3 -m verl.trainer.main_ppo \\
     actor_rollout_ref.rollout.name=vllm \\
-    actor_rollout_ref.actor.megatron.param_offload=True \\
-    actor_rollout_ref.actor.megatron.grad_offload=True
+    actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512 \\
+    actor_rollout_ref.rollout.update_weights_bucket_megabytes=512
 echo done
 """
     script.write_text(text)
     run("--fix", str(script))  # safe: the new key exists in this release
     assert script.read_text() == text.replace(
-        " \\\n    actor_rollout_ref.actor.megatron.grad_offload=True", "")
+        " \\\n    actor_rollout_ref.rollout.update_weights_bucket_megabytes=512", "")
     assert bash_ok(script)
 
 

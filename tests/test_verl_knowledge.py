@@ -47,7 +47,8 @@ def analyze(words, version=NEWEST, **kw):
 # --- version choice -------------------------------------------------------------------------
 
 def test_version_order(monkeypatch):
-    monkeypatch.setattr("verl_lint.verl.release.installed_verl_version", lambda: None)
+    monkeypatch.setattr("verl_lint.verl.sources.installed_verl_version", lambda: None)
+    monkeypatch.setattr("verl_lint.verl.sources.installed_tree", lambda: None)
     script = "#!/bin/bash\n# needs verl==0.7.1\nset -x\n"
     assert choose_version(cli="0.8.0", config="0.6.0", script_text=script).source == "--verl-version"
     assert choose_version(config="0.6.0", script_text=script).version == "0.6.0"
@@ -57,20 +58,21 @@ def test_version_order(monkeypatch):
 
 
 def test_installed_verl_is_read_from_metadata_not_imported(monkeypatch):
-    monkeypatch.setattr("verl_lint.verl.release.installed_verl_version", lambda: "0.8.0")
+    monkeypatch.setattr("verl_lint.verl.sources.installed_verl_version", lambda: "0.8.0")
+    monkeypatch.setattr("verl_lint.verl.sources.installed_tree", lambda: None)
     c = choose_version(script_text="# verl==0.6.0\n")
     assert (c.version, c.source) == ("0.8.0", "installed verl")
 
 
 def test_installed_verl_version_uses_distribution_metadata(monkeypatch):
-    from verl_lint.verl import release
+    from verl_lint.verl import sources
 
-    release.installed_verl_version.cache_clear()
+    sources.installed_verl_version.cache_clear()
     monkeypatch.setattr(metadata, "version", lambda name: "0.9.0" if name == "verl" else "")
     try:
-        assert release.installed_verl_version() == "0.9.0"
+        assert sources.installed_verl_version() == "0.9.0"
     finally:
-        release.installed_verl_version.cache_clear()
+        sources.installed_verl_version.cache_clear()
 
 
 def test_unknown_version_falls_back_to_nearest():
@@ -121,7 +123,7 @@ def test_entry_points_and_unresolved():
     a = analyze(["trainer.nnodes=1"], module="recipe.dapo.main_dapo")
     assert a.config is None and "recipe" in a.unresolved
     a = analyze(["trainer.nnodes=1"], config_path="/home/me/configs")
-    assert a.config is None and "outside" in a.unresolved
+    assert a.config is None and "no ppo_trainer.yaml in /home/me/configs" in a.unresolved
     a = analyze(["trainer.nnodes=1"], config_path="config")
     assert a.config is not None
     a = analyze(["trainer.nnodes=1"], config_name=Unknown(reason="$CFG"))
@@ -146,9 +148,14 @@ def test_config_name_missing_is_vl208():
 
 def test_an_entry_point_other_releases_have_says_so():
     a = analyze(["model.partial_pretrain=x"], module="verl.trainer.fsdp_sft_trainer")
-    assert a.problems == [] and "verl 0.4.0–0.7.0 have it" in a.unresolved
+    assert a.problems == [] and a.config is None
+    assert a.absent_module == (f"verl.trainer.fsdp_sft_trainer does not exist in verl {NEWEST} "
+                               "(verl 0.4.0–0.7.0 have it)")  # VL211
     a = analyze(["a=1"], module="verl.trainer.no_such_thing")
-    assert a.unresolved == f"verl.trainer.no_such_thing has no bundled config in verl {NEWEST}"
+    assert a.absent_module == f"verl.trainer.no_such_thing does not exist in verl {NEWEST}"
+    # a module only later releases have: the script probably runs a newer verl (VL004, not VL211)
+    a = analyze(["a=1"], module="verl.trainer.sft_trainer", version="0.5.0")
+    assert a.absent_module is None and "verl 0.6.0–0.9.1 have it" in a.unresolved
 
 
 def test_config_dir_may_hold_what_is_not_bundled():
@@ -205,14 +212,14 @@ def test_all_problems_are_collected_with_fixes():
 
 
 def test_a_rename_whose_new_key_is_set_already_says_drop_it():
-    a = analyze(["model_engine=megatron", "actor_rollout_ref.actor.megatron.grad_offload=True",
-                 "actor_rollout_ref.actor.megatron.param_offload=True"])
+    a = analyze(["actor_rollout_ref.rollout.update_weights_bucket_megabytes=512",
+                 "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512"])
     (p,) = [p for p in a.problems if p.code == "VL204"]
     # the same value on both: renaming would set the key twice, so the fix only drops this one
     assert p.message.endswith("remove this one")
     assert [e.replacement for e in p.fix.edits] == [""] and p.fix.title.startswith("Remove")
-    a = analyze(["model_engine=megatron", "actor_rollout_ref.actor.megatron.grad_offload=True",
-                 "actor_rollout_ref.actor.megatron.param_offload=False"])
+    a = analyze(["actor_rollout_ref.rollout.update_weights_bucket_megabytes=512",
+                 "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=256"])
     (p,) = [p for p in a.problems if p.code == "VL204"]
     assert p.fix is None  # different values: which one the user meant is theirs to say
 
@@ -416,14 +423,10 @@ def test_cache_safe_under_concurrent_writers(tmp_path):
 
 
 def test_generator_reads_dataclass_fields_with_ast():
-    """scripts/build_verl_data.py: fields of `_target_` dataclasses, inherited, without import."""
-    import importlib.util
-    from pathlib import Path
+    """The miner (scripts/build_verl_data.py and trees on disk): fields of `_target_`
+    dataclasses, inherited, without import."""
+    from verl_lint.verl.mine import release as mod
 
-    path = Path(__file__).parent.parent / "scripts" / "build_verl_data.py"
-    spec = importlib.util.spec_from_file_location("build_verl_data", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     files = {
         "verl/base_config.py": b"import collections\nfrom dataclasses import dataclass\n"
                                b"@dataclass\nclass BaseConfig(collections.abc.Mapping):\n"

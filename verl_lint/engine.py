@@ -100,7 +100,7 @@ class _Run:
 def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileReport:
     """Lint one script's text. Never raises for bad input (see module docstring)."""
     from verl_lint.shell import parse_script
-    from verl_lint.verl.release import load_release
+    from verl_lint.verl.release import release_for
 
     load_extend_rules(settings.extend_rules)
     enabled = settings.enabled_codes(path)
@@ -112,7 +112,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     if model is None:
         report.error = "; ".join(run.errors)
         return report
-    version = run.stage("choosing the verl version", settings.choose_verl_version, source.text)
+    version = run.stage("choosing the verl source", settings.choose_verl_version, source.text, path)
     report.version = version
 
     ctx = ScriptContext(path=path, source=source, model=model, settings=settings, version=version)
@@ -127,6 +127,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
                          device=settings.device, pins=dict(settings.pins) or None,
                          known_env=frozenset(settings.known_env)) or []
         release = None
+        workspace = settings.workspace(path)
         analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
         for srun in runs:
             label = srun.scenario.label
@@ -138,11 +139,11 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
             if not rules["launch"] or not srun.launches:
                 continue
             if release is None and version is not None:
-                release = run.stage("loading verl knowledge", load_release, version.version)
+                release = run.stage("loading verl knowledge", release_for, version)
             if release is None:
                 continue
             for launch in srun.launches:
-                analysis = _analysis(run, analyses, release, launch)
+                analysis = _analysis(run, analyses, release, launch, workspace)
                 lctx = LaunchContext(path=path, source=source, model=model, settings=settings,
                                      run=srun, launch=launch, release=release, analysis=analysis,
                                      version=version)
@@ -167,13 +168,14 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     return report
 
 
-def _analysis(run: _Run, cache: list[tuple], release, launch):
+def _analysis(run: _Run, cache: list[tuple], release, launch, workspace):
     for seen, analysis in cache:
         if seen == launch:
             return analysis
     from verl_lint.verl.analysis import analyze_launch
 
-    analysis = run.stage("analysing the launch against verl", analyze_launch, release, launch)
+    analysis = run.stage("analysing the launch against verl", analyze_launch, release, launch,
+                         workspace)
     cache.append((launch, analysis))
     return analysis
 

@@ -24,6 +24,7 @@ from verl_lint.diagnostics import Severity
 
 if TYPE_CHECKING:
     from verl_lint.verl.release import VersionChoice
+    from verl_lint.verl.sources import Workspace
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,6 +58,7 @@ class Settings(BaseModel):
     fail_on: Severity = Severity.WARNING
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     verl_version: str | None = None
+    verl_source: str | None = None  # a verl tree on disk to judge scripts against
     device: str | None = None
     pins: dict[str, str] = Field(default_factory=dict)
     known_env: tuple[str, ...] = ()
@@ -91,15 +93,25 @@ class Settings(BaseModel):
         """Relative patterns (`exclude`, `per-file-ignores`) are relative to this directory."""
         return Path(self.config_file).parent if self.config_file else Path.cwd()
 
-    def choose_verl_version(self, script_text: str) -> "VersionChoice":
-        """The verl release for a script under these settings, with where the choice came from
-        (`--verl-version` or the config file's `verl-version`): check, show and the server all
-        choose through here."""
+    def choose_verl_version(self, script_text: str, path: str | None = None) -> "VersionChoice":
+        """The verl a script at `path` is judged against under these settings, with where the
+        choice came from: check, show and the server all choose through here."""
         from verl_lint.verl.release import choose_version
 
-        if self.verl_version_from_cli:
-            return choose_version(cli=self.verl_version, script_text=script_text)
-        return choose_version(config=self.verl_version, script_text=script_text)
+        source = self.verl_source
+        if source and self.config_file and not os.path.isabs(os.path.expanduser(source)):
+            source = str(Path(self.config_file).parent / source)  # relative to its config file
+        versions = {"cli": self.verl_version} if self.verl_version_from_cli else \
+            {"config": self.verl_version}
+        return choose_version(**versions, script_text=script_text, verl_source=source,
+                              workspace=self.workspace(path))
+
+    def workspace(self, path: str | None) -> "Workspace":
+        """Where the script sits: its folder, the project root (this configuration file's
+        folder, else the git root) and the folder verl-lint runs in."""
+        from verl_lint.verl.sources import Workspace
+
+        return Workspace.for_script(path, self.config_file)
 
     def enabled_codes(self, path: str | None = None) -> frozenset[str]:
         """Codes of the rules enabled for `path` (per-file-ignores applied)."""
@@ -343,6 +355,8 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
         update["ignore"] = tuple(cli_values.ignore)
     if "verl_version" in given:
         update["verl_version_from_cli"] = True
+    elif "verl_source" in given:
+        update["verl_version"] = None  # `--verl-source` beats the configured `verl-version`
     for key in ("select", "extend_select", "ignore"):
         if key in given:
             resolve_selectors(getattr(cli_values, key), f"--{_kebab(key)}")

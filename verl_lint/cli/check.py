@@ -43,6 +43,7 @@ class CheckOptions:
     device: str | None = None
     set_: tuple[str, ...] = ()
     verl_version: str | None = None
+    verl_source: str | None = None
     config: str | None = None
     no_color: bool = False
     quiet: bool = False
@@ -124,6 +125,7 @@ def cli_overrides(opts: CheckOptions) -> dict[str, Any]:
         "device": opts.device,
         "pins": parse_pins(opts.set_),
         "verl_version": check_verl_version(opts.verl_version),
+        "verl_source": str(Path(opts.verl_source).absolute()) if opts.verl_source else None,
     }
 
 
@@ -380,6 +382,8 @@ def run_check(opts: CheckOptions) -> int:
 @click.option("--set", "set_", multiple=True, metavar="VAR=VALUE",
               help="Pin a shell variable for the scenarios (repeatable).")
 @click.option("--verl-version", metavar="X.Y.Z", help="verl release to check against.")
+@click.option("--verl-source", metavar="PATH", type=click.Path(),
+              help="A verl tree on disk to check against (the folder holding `verl/`).")
 @click.option("--config", type=click.Path(dir_okay=False),
               help="Use this configuration file instead of discovering one.")
 @click.option("--no-color", is_flag=True, help="No colours in the `full` format.")

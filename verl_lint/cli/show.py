@@ -62,19 +62,31 @@ def load(path: str):
     return source, parse_script(source)
 
 
-def effective_entries(launch: Launch, patterns: Sequence[str], version: str) -> dict[str, Any]:
-    """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`."""
+def judged_against(launch: Launch, release, workspace, choice) -> tuple[dict[str, Any], Any]:
+    """({"verl": which verl, "config": the config folder/name/search path composed, or None,
+    "unresolved": why not}, the launch's analysis): what `show` says a launch is judged against."""
     from verl_lint.verl.analysis import analyze_launch
-    from verl_lint.verl.release import load_release
 
-    release = load_release(version)
-    analysis = analyze_launch(release, launch)
+    analysis = analyze_launch(release, launch, workspace)
+    ep = analysis.entry_point
+    config = None if ep is None else {
+        "folder": ep.config_dir, "name": analysis.config_name or ep.config_name,
+        "search": list(ep.search), "entry_point": ep.evidence}
+    why = analysis.unresolved or analysis.absent_module or analysis.not_hydra
+    return {"verl": choice.as_json(), "describe": choice.describe(), "config": config,
+            "unresolved": why}, analysis
+
+
+def effective_entries(analysis, patterns: Sequence[str], version: str,
+                      groups: "GroupOrigins | None" = None) -> dict[str, Any]:
+    """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`;
+    `groups` names the group override behind a default."""
     out: dict[str, Any] = {"version": version, "entries": [], "unresolved": None}
     config = analysis.config
     if config is None:
-        out["unresolved"] = analysis.unresolved or "the launch's config cannot be resolved"
+        out["unresolved"] = analysis.unresolved or analysis.absent_module or \
+            analysis.not_hydra or "the launch's config cannot be resolved"
         return out
-    groups = GroupOrigins(release, launch, analysis)
     for pattern in patterns:
         keys = sorted(k for k in config.keys() if k == pattern or k.startswith(pattern + "."))
         if not keys:
@@ -85,8 +97,10 @@ def effective_entries(launch: Launch, patterns: Sequence[str], version: str) -> 
     return out
 
 
-def _origin(r, groups: "GroupOrigins") -> str:
+def _origin(r, groups: "GroupOrigins | None") -> str:
     """`r.describe()`, with "verl default" named after the group override that chose it."""
+    if groups is None:
+        return r.describe()
     if r.origin.kind == "default":
         return groups.origin(r.key) or "verl default"
     if r.origin.kind == "inherited" and r.inherited_origin is not None and \
@@ -102,7 +116,7 @@ class GroupOrigins:
 
     def __init__(self, release, launch: Launch, analysis) -> None:
         self.release, self.analysis = release, analysis
-        self.entry = release.entry_point(analysis.entry) if analysis.entry else None
+        self.entry = analysis.entry_point
         texts = set(analysis.group_overrides)
         self.groups = [(o, text) for o in launch.overrides
                        if isinstance(o.text, str) and (text := o.text) in texts]
@@ -142,7 +156,8 @@ def _override_row(o: Override) -> dict[str, Any]:
     }
 
 
-def to_json(path: str, model, runs: list[ScenarioRun], effective: dict | None) -> dict:
+def to_json(path: str, model, runs: list[ScenarioRun], effective: dict | None,
+            judged: dict) -> dict:
     scenarios = []
     for si, run in enumerate(runs):
         launches = []
@@ -154,6 +169,8 @@ def to_json(path: str, model, runs: list[ScenarioRun], effective: dict | None) -
                 "overrides": [_override_row(o) for o in launch.overrides],
                 "passthrough": [{"line": p.span.line, "reason": p.reason}
                                 for p in launch.passthrough],
+                "verl": judged[(si, li)]["verl"], "config": judged[(si, li)]["config"],
+                "unresolved": judged[(si, li)]["unresolved"],
             }
             if effective is not None:
                 eff = effective[(si, li)]
@@ -173,7 +190,8 @@ def to_json(path: str, model, runs: list[ScenarioRun], effective: dict | None) -
             "scenarios": scenarios}
 
 
-def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | None) -> None:
+def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | None,
+                judged: dict) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -215,6 +233,14 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
                 table.add_row(str(p.span.line), "[italic]…[/italic]",
                               f"[italic]{escape(p.reason)}[/italic]", "")
             console.print(table)
+            seen = judged[(si, li)]
+            console.print(f"  judged against {seen['describe']}", markup=False)
+            if seen["config"] is not None:
+                c = seen["config"]
+                search = f" (search path: {', '.join(c['search'])})" if c["search"] else ""
+                console.print(f"  config {c['name']} from {c['folder']}{search}", markup=False)
+            if seen["unresolved"]:
+                console.print(f"  config not resolved: {seen['unresolved']}", markup=False)
             if effective is not None:
                 eff = effective[(si, li)]
                 console.print(f"  effective config (verl {eff['version']}):")
@@ -248,15 +274,26 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
         return 2
     runs = evaluate_script(model, device=settings.device, pins=dict(settings.pins) or None,
                            known_env=frozenset(settings.known_env))
-    eff = None
-    if effective:
-        version = settings.choose_verl_version(source.text).version
-        eff = {(si, li): effective_entries(launch, effective, version)
-               for si, run in enumerate(runs) for li, launch in enumerate(run.launches)}
+    from verl_lint.verl.release import release_for
+
+    choice = settings.choose_verl_version(source.text, script)
+    release = release_for(choice)
+    workspace = settings.workspace(script)
+    judged, eff = {}, None
+    for si, run in enumerate(runs):
+        for li, launch in enumerate(run.launches):
+            judged[(si, li)], analysis = judged_against(launch, release, workspace, choice)
+            if effective:
+                eff = eff or {}
+                eff[(si, li)] = effective_entries(analysis, effective, choice.version,
+                                                  GroupOrigins(release, launch, analysis))
+    if effective and eff is None:
+        eff = {}
     if fmt == "json":
-        click.echo(json.dumps(to_json(script, model, runs, eff), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(to_json(script, model, runs, eff, judged), indent=2,
+                              ensure_ascii=False))
     else:
-        print_table(script, model, runs, eff)
+        print_table(script, model, runs, eff, judged)
     return 0
 
 

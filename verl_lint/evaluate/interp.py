@@ -13,7 +13,8 @@ import re
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
 from verl_lint.evaluate.model import (
-    ALL_VISIBLE_DEVICE_VARS, VISIBLE_DEVICE_VARS, Launch, Scenario, ScenarioRun, Unknown, VarUse,
+    ALL_VISIBLE_DEVICE_VARS, VISIBLE_DEVICE_VARS, Anchored, Launch, Scenario, ScenarioRun, Unknown,
+    VarUse,
 )
 from verl_lint.evaluate.values import (
     MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
@@ -79,6 +80,32 @@ class Var:
             return len(self.array) == len(other.array) and all(
                 a.value == b.value for a, b in zip(self.array, other.array))
         return parts_value(self.parts) == parts_value(other.parts)
+
+
+_SELF = r'"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?'
+_SELF_PATH = rf'(?:{_SELF}|"?\$\((?:realpath|readlink\s+-[fe])\s+{_SELF}\)"?)'
+_DIRNAME = rf'"?\$\(\s*dirname\s+(?:--\s+)?{_SELF_PATH}\s*\)(?P<rest>/[\w./-]*)?"?'
+_SCRIPT_DIR = (
+    re.compile(rf"dirname\s+(?:--\s+)?{_SELF_PATH}"),
+    re.compile(rf"(?:realpath|readlink\s+-[fe])\s+{_DIRNAME}"),
+    re.compile(rf"cd\s+(?:--\s+)?{_DIRNAME}\s*(?:(?:&>|>)\s*/dev/null(?:\s*2>&1)?\s*)?"
+               r"(?:&&|;)\s*pwd(?:\s+-[PL])?"),
+)
+_PWD = re.compile(r"pwd(?:\s+-[PL])?")
+
+
+def location_of(body: str) -> "str | tuple[str, str] | None":
+    """`"cwd"` for `$(pwd)`; `("script_dir", rest)` for the idioms that print the script's own
+    folder (`dirname "$0"`, `cd "$(dirname "${BASH_SOURCE[0]}")" && pwd`, `realpath …`),
+    with the path text after it (`/..`); None for any other command."""
+    text = body.strip()
+    if _PWD.fullmatch(text):
+        return "cwd"
+    for pattern in _SCRIPT_DIR:
+        m = pattern.fullmatch(text)
+        if m:
+            return "script_dir", m.groupdict().get("rest") or ""
+    return None
 
 
 class State:
@@ -561,7 +588,10 @@ class Interpreter:
             self.launches.append(launch)
 
     def builtin(self, name: str, fields: list[Field], c: Command, st: State) -> bool:
-        if name in ("[", "[[", "test", "echo", "printf", "true", ":", "cd", "mkdir"):
+        if name in ("cd", "pushd"):
+            st.vars["PWD"] = Var(parts=(Part(self.moved_to(fields[1:], st)),), exported=True)
+            return True
+        if name in ("[", "[[", "test", "echo", "printf", "true", ":", "mkdir"):
             if name != "printf" or fields[1:2] == [] or fields[1].value != "-v":
                 return True
         if name == "exit":
@@ -649,6 +679,22 @@ class Interpreter:
         return None, None
 
     # -- expansion --------------------------------------------------------------------------------
+    def moved_to(self, args: list[Field], st: State) -> Unknown:
+        """The working folder after `cd ARG`: anchored when ARG is (`cd "$(dirname "$0")"`,
+        `cd ..` from an anchored folder), else unknown."""
+        words = [f.value for f in args if f.value != "--"]
+        why = "the working folder after `cd`"
+        if len(words) != 1:
+            return unknown(why)
+        target = words[0]
+        if isinstance(target, Anchored):
+            return target
+        here = self.working_dir(st, why)
+        if isinstance(target, str) and not target.startswith(("/", "~", "-")) and \
+                isinstance(here, Anchored):
+            return Anchored(reason=why, anchor=here.anchor, rest=f"{here.rest}/{target}")
+        return unknown(why)
+
     def record_use(self, p: Piece, st: State, has_default: bool) -> None:
         name = p.name
         if name is None or not (name[0].isalpha() or name[0] == "_"):
@@ -670,9 +716,19 @@ class Interpreter:
         self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
                                 state=state, note=note, nounset=nounset)
 
+    def working_dir(self, st: State, reason: str) -> Unknown:
+        """`$(pwd)` / `$PWD`: where the user starts the script, until a `cd` moves it."""
+        v = st.vars.get("PWD")
+        if v is not None and v.parts is not None:
+            value = parts_value(v.parts)
+            return value if isinstance(value, Unknown) else unknown(reason)
+        return Anchored(reason=reason, anchor="cwd")
+
     def lookup_value(self, name: str, st: State):
         """A scalar variable's value: str, Unknown, or None when unset."""
         v = st.vars.get(name)
+        if v is None and name == "PWD" and not st.taint:
+            return self.working_dir(st, "$PWD is only known at run time")
         if v is None:
             if is_environment(name, self.known_env):
                 return unknown(f"${name} comes from the environment")
@@ -873,7 +929,13 @@ class Interpreter:
                 if self.scenario.device is not None and self.device_var:
                     pinned = dict(self.scenario.pins).get(self.device_var)
                     return "parts", (Part(pinned or self.scenario.device),)
-            return "parts", (Part(unknown(f"{_short(p.text)} is only known at run time")),)
+            where = location_of(body)
+            reason = f"{_short(p.text)} is only known at run time"
+            if where == "cwd":
+                return "parts", (Part(self.working_dir(st, reason)),)
+            if where is not None:
+                return "parts", (Part(Anchored(reason=reason, anchor="script_dir", rest=where[1])),)
+            return "parts", (Part(unknown(reason)),)
         if p.kind == "bad_substitution":
             return "parts", (Part(unknown(f"bash cannot expand {_short(p.text)} "
                                           "(bad substitution)")),)

@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field
+from verl_lint.evaluate.values import Field, Part, parts_value
 from verl_lint.shell.model import Command
 from verl_lint.source import Span
 
@@ -189,6 +189,22 @@ def _torchrun(vals: list, leads: list[str], j: int, launcher: str):
     return None
 
 
+def _after_flag(f: Field):
+    """The value of `--flag=VALUE` when VALUE holds an unknown part: the parts after the `=`
+    (an anchored path such as `$PROJECT_DIR/config` keeps its known tail)."""
+    parts, skipped = list(f.parts), False
+    while parts and not skipped:
+        head = parts[0].value
+        if not isinstance(head, str):
+            break
+        if "=" in head:
+            parts[0] = Part(head.split("=", 1)[1])
+            skipped = True
+        else:
+            parts.pop(0)
+    return parts_value(tuple(p for p in parts if p.value != "")) if skipped else f.value
+
+
 def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str],
                span_fn: SpanFn) -> None:
     """`vals`/`leads`: each field's value (None for a passthrough) and known lead, as
@@ -204,7 +220,7 @@ def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str]
         flag = lead.split("=", 1)[0] if lead.startswith("-") else None
         if flag in _CONFIG_FLAGS:
             if "=" in lead:
-                value = value.split("=", 1)[1] if isinstance(value, str) else value
+                value = value.split("=", 1)[1] if isinstance(value, str) else _after_flag(f)
                 span = f.span
                 k += 1
             elif k + 1 < len(fields):

@@ -31,6 +31,17 @@ class Unknown:
         return f"<unknown: {self.reason}>"
 
 
+@dataclass(slots=True, kw_only=True, unsafe_hash=True)
+class Anchored(Unknown):
+    """A path only known at run time that starts at a known folder: `$(pwd)` / `$PWD` (where the
+    user starts the script: `cwd`) or `$(dirname "$0")` / `$(cd "$(dirname "$0")" && pwd)` (the
+    script's own folder: `script_dir`), followed by known text (`rest`, e.g. `/examples/config`).
+    Still an Unknown to every rule; the verl analysis resolves it against disk."""
+
+    anchor: Literal["cwd", "script_dir"]
+    rest: str = ""
+
+
 Value = str | Unknown
 
 

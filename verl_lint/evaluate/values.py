@@ -7,7 +7,7 @@ script word (or array element) it came from.
 
 from __future__ import annotations
 
-from verl_lint.evaluate.model import Unknown
+from verl_lint.evaluate.model import Anchored, Unknown
 from verl_lint.source import Span
 
 
@@ -46,14 +46,19 @@ def parts_value(parts: Parts) -> "str | Unknown":
         return TOO_LONG if isinstance(v, str) and len(v) > MAX_VALUE else v
     out = []
     size = 0
-    for p in parts:
+    for i, p in enumerate(parts):
         v = p.value
         if isinstance(v, Unknown):
+            if i == 0 and isinstance(v, Anchored):
+                continue  # `$PROJECT_DIR/examples/x`: an anchored path with known text after it
             return v
         size += len(v)
         out.append(v)
     if size > MAX_VALUE:
         return TOO_LONG
+    head = parts[0].value if parts else ""
+    if isinstance(head, Anchored):
+        return Anchored(reason=head.reason, anchor=head.anchor, rest=head.rest + "".join(out))
     return "".join(out)
 
 

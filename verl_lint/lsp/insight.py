@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from verl_lint.evaluate.model import Launch, Override
     from verl_lint.settings import Settings
     from verl_lint.verl.analysis import LaunchAnalysis
+    from verl_lint.verl.release import VersionChoice
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.@+~\-]*$")
 
@@ -63,16 +64,23 @@ class Insight:
         return parse_script(self.source)
 
     @cached_property
-    def version(self) -> str:
+    def choice(self) -> "VersionChoice":
+        """Which verl the document is judged against (hover names it)."""
         if self._version:
-            return self._version
-        return self.settings.choose_verl_version(self.source.text).version
+            from verl_lint.verl.release import choose_version
+
+            return choose_version(cli=self._version)
+        return self.settings.choose_verl_version(self.source.text, self.source.path)
+
+    @cached_property
+    def version(self) -> str:
+        return self.choice.version
 
     @cached_property
     def release(self):
-        from verl_lint.verl.release import load_release
+        from verl_lint.verl.release import release_for
 
-        return load_release(self.version)
+        return release_for(self.choice)
 
     @cached_property
     def runs(self) -> list:
@@ -87,7 +95,8 @@ class Insight:
             from verl_lint.verl.analysis import analyze_launch
 
             try:
-                self._analyses[id(launch)] = analyze_launch(self.release, launch)
+                self._analyses[id(launch)] = analyze_launch(
+                    self.release, launch, self.settings.workspace(self.source.path))
             except Exception:  # a hover must not take the server down; diagnostics report it
                 self._analyses[id(launch)] = None
         return self._analyses[id(launch)]
@@ -158,7 +167,7 @@ class Insight:
                     ov.value if ov.value is not None else "(no value)"
                 rows.append((label, _fmt(value), f"set at line {ov.span.line}"
                              + ("" if config is not None else "; config not resolved")))
-        head = f"**`{key}`** — verl {self.version}"
+        head = f"**`{key}`** — {self.choice.describe()}"
         if config_name:
             head += f", `{config_name}`"
         lines = [head, ""]

@@ -65,6 +65,7 @@ def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
         "verl_version": common_version(reports),
         "files": [{"path": r.path,
                    "verl_version": r.version.version if r.version is not None else None,
+                   "verl": r.version.as_json() if r.version is not None else None,
                    "error": r.error} for r in reports],
         "diagnostics": [diagnostic_dict(d, r.path, r.source)
                         for r in reports for d in r.diagnostics],

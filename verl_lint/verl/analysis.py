@@ -15,7 +15,9 @@ node) is reported too.
 
 from __future__ import annotations
 
+import os
 import posixpath
+from pathlib import Path
 from typing import Any, Literal
 
 from dataclasses import dataclass, field
@@ -29,9 +31,11 @@ from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
 from verl_lint.verl.effective_build import build_effective
+from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.release import EntryPoint, VerlRelease
+from verl_lint.verl.sources import Workspace
 from verl_lint.verl.suggest import NO_VALUE, closest_keys
-from verl_lint.verl.versions import SUPPORTED_VERSIONS
+from verl_lint.verl.versions import SUPPORTED_VERSIONS, parse_version
 
 ProblemKind = Literal[
     "unknown-key",  # VL201: not in the config, no `+` can fix it (or `~` of a missing key)
@@ -87,6 +91,9 @@ class LaunchAnalysis:
     applied: list[AppliedOverride] = field(default_factory=list)
     base: dict | None = None  # the composed tree before value overrides (shared: read only)
     missing: list[str] = field(default_factory=list)  # keys still `???` after the overrides
+    absent_module: str | None = None  # VL211: the entry module is not in that verl
+    not_hydra: str | None = None  # the module has no `@hydra.main`: nothing to compose
+    entry_point: EntryPoint | None = None  # what was composed (config folder and name)
 
 
 CODES: dict[str, str] = {
@@ -96,42 +103,138 @@ CODES: dict[str, str] = {
 }
 
 
-def analyze_launch(release: VerlRelease, launch: Launch) -> LaunchAnalysis:
+def analyze_launch(release: VerlRelease, launch: Launch,
+                   workspace: Workspace | None = None) -> LaunchAnalysis:
     module = entry_module(launch)
     if module is None:
         return LaunchAnalysis(unresolved="the entry point is not a verl module")
-    if module.startswith("recipe.") or module.startswith("recipe/"):
-        return LaunchAnalysis(entry=module, unresolved=f"recipe entry point {module}: recipe "
-                              "configs are not bundled")
-    entry = release.entry_point(module)
-    if entry is None:
-        have = [v for v in SUPPORTED_VERSIONS if module in data.release_meta(v)["entry_points"]]
-        why = f"{module} has no bundled config in verl {release.version}"
-        if have:  # an entry point of other releases: moved or removed since (or not there yet)
-            why += f"; verl {_version_span(have)} have it, so `python -m {module}` is " \
-                   f"likely to fail with verl {release.version}"
-        return LaunchAnalysis(entry=module, unresolved=why)
-    why = _config_path_problem(launch.config_path, entry)
-    if why:
-        return LaunchAnalysis(entry=module, unresolved=why)
+    res = _resolve(release, launch, module, workspace)
+    if res.entry is None:
+        return LaunchAnalysis(entry=module, unresolved=res.unresolved, absent_module=res.missing,
+                              not_hydra=res.not_hydra)
+    entry = res.entry
     name = entry.config_name
     if isinstance(launch.config_name, Unknown):
-        return LaunchAnalysis(entry=module, unresolved=f"--config-name is not known statically "
-                              f"({launch.config_name.reason})")
+        return LaunchAnalysis(entry=module, entry_point=entry,
+                              unresolved=f"--config-name is not known statically "
+                                         f"({launch.config_name.reason})")
     if launch.config_name:
         name = launch.config_name.strip().strip("'\"").removesuffix(".yaml")
-        if not release.has_config_name(entry, name) and _extra_config_dirs(launch):
-            return LaunchAnalysis(entry=module, unresolved=f"config '{name}' is not bundled: "
-                                  f"it may come from {_extra_config_dirs(launch)}")
+        if not release.has_config_name(entry, name) and _extra_config_dirs(launch, entry):
+            return LaunchAnalysis(entry=module, entry_point=entry,
+                                  unresolved=f"config '{name}' is not in {_where(entry, release)}: it may "
+                                             f"come from {_extra_config_dirs(launch, entry)}")
         if not release.has_config_name(entry, name):
-            names = sorted({n for d in (entry.config_dir, *entry.search)
-                            for n in release.config_names.get(d, ()) if not n.startswith("_")})
-            return LaunchAnalysis(entry=module, config_name=name, problems=[OverrideProblem(
+            return LaunchAnalysis(entry=module, entry_point=entry, config_name=name,
+                                  problems=[OverrideProblem(
                 kind="unknown-group", code="VL208", key="--config-name",
                 span=launch.config_name_span or launch.span,
-                message=f"config '{name}' does not exist for {module} in verl {release.version}"
-                        f"; available: {', '.join(names)}")])
-    return _Analyzer(release, entry, module, name, launch).run()
+                message=f"config '{name}' does not exist for {module} in "
+                        f"{_where(entry, release)}; available: "
+                        f"{', '.join(release.config_names_of(entry))}")])
+    analysis = _Analyzer(release, entry, module, name, launch).run()
+    analysis.entry_point = entry
+    return analysis
+
+
+def _where(entry: EntryPoint, release: VerlRelease) -> str:
+    """`verl 0.9.1` for the release's own configs, else the config folder on disk."""
+    return entry.config_dir if os.path.isabs(entry.config_dir) else f"verl {release.version}"
+
+
+def _resolve(release: VerlRelease, launch: Launch, module: str,
+             ws: Workspace | None) -> entry_lookup.Resolution:
+    """The entry point with the config folders this launch composes from, or why there is none."""
+    entry = release.entry_point(module)
+    if entry is None:
+        res = _find_entry(release, launch, module, ws)
+        if res.entry is None:
+            return res
+        entry = res.entry
+    return _with_launch_folders(release, launch, entry, ws)
+
+
+def _find_entry(release: VerlRelease, launch: Launch, module: str,
+                ws: Workspace | None) -> entry_lookup.Resolution:
+    ours = module.startswith("verl.")
+    if ours and release.has_module(module):
+        return entry_lookup.Resolution(not_hydra=f"{module} has no `@hydra.main`: its arguments "
+                                                 "are not Hydra overrides")
+    found = entry_lookup.find_module_file(None if launch.script and not launch.module else module,
+                                          launch.script, ws)
+    if found is not None:
+        return entry_lookup.disk_entry(module, found, release, ws)
+    roots = ", ".join(str(r) for r in entry_lookup.search_roots(ws)) or "no workspace folder"
+    if ours and release.has_module(module) is False:
+        have = [v for v in SUPPORTED_VERSIONS if module in data.release_meta(v).get("modules", ())]
+        why = f"{module} does not exist in verl {release.version}"
+        if release.root is not None:
+            why = f"{module} does not exist in the verl tree {release.root}"
+        if have:
+            why += f" (verl {_version_span(have)} {'has' if len(have) == 1 else 'have'} it)"
+        if have and all(parse_version(v) > parse_version(release.version) for v in have):
+            # newer than the release judged against: the script likely runs a newer verl
+            return entry_lookup.Resolution(unresolved=why + "; pin the verl the script needs "
+                                           "(`--verl-version`, `verl-source`)")
+        return entry_lookup.Resolution(missing=why)
+    if module.startswith(("recipe.", "recipe/")):
+        return entry_lookup.Resolution(unresolved=f"recipe entry point {module}: no "
+                                                  f"{module.replace('.', '/')}.py found in {roots}")
+    return entry_lookup.Resolution(unresolved=f"{module} has no config in verl {release.version} "
+                                              f"and no {module.replace('.', '/')}.py is in {roots}")
+
+
+def _with_launch_folders(release: VerlRelease, launch: Launch, entry: EntryPoint,
+                         ws: Workspace | None) -> entry_lookup.Resolution:
+    """`--config-path` replaces the entry's config folder, `--config-dir` adds one."""
+    name = launch.config_name if isinstance(launch.config_name, str) else None
+    wanted = (name.strip().strip("'\"").removesuffix(".yaml") if name else entry.config_name) + ".yaml"
+    if launch.config_path is not None:
+        folder = entry_lookup.anchored_path(launch.config_path, ws, must_hold=wanted)
+        if folder is None and isinstance(launch.config_path, str):
+            folder = _relative_config_path(launch.config_path, entry, release, ws)
+        if folder is None:
+            why = _config_path_problem(launch.config_path, entry)
+            if why:
+                return entry_lookup.Resolution(unresolved=why + _looked(launch.config_path, ws))
+        elif folder != entry.config_dir:
+            if not Path(folder, wanted).is_file() and not release.has_config_name(
+                    entry.model_copy(update={"config_dir": folder, "search": []}), wanted[:-5]):
+                return entry_lookup.Resolution(
+                    unresolved=f"--config-path {launch.config_path}: no {wanted} in {folder}")
+            entry = entry.model_copy(update={
+                "config_dir": folder,
+                "search": entry_lookup.searchpath(Path(folder, wanted), release, ws)
+                if os.path.isabs(folder) else entry.search})
+    extra = []
+    for d in launch.config_dirs:
+        folder = entry_lookup.anchored_path(d, ws)
+        if folder is not None and Path(folder).is_dir() and folder not in entry.search:
+            extra.append(folder)
+    if extra:
+        entry = entry.model_copy(update={"search": [*entry.search, *extra]})
+    return entry_lookup.Resolution(entry=entry)
+
+
+def _relative_config_path(path: str, entry: EntryPoint, release: VerlRelease,
+                          ws: Workspace | None) -> str | None:
+    """Hydra reads a relative `--config-path` against the entry module's own folder."""
+    text = posixpath.normpath(path.strip().strip("'\"").replace("\\", "/"))
+    if os.path.isabs(entry.config_dir):
+        folder = os.path.normpath(os.path.join(os.path.dirname(entry.config_dir), text)) \
+            if entry.evidence is None else \
+            os.path.normpath(os.path.join(os.path.dirname(entry.evidence.rpartition(":")[0]), text))
+        return folder if Path(folder).is_dir() else None
+    module_dir = posixpath.dirname(entry.module.replace(".", "/"))
+    folder = posixpath.normpath(posixpath.join(module_dir, text))
+    return folder if folder in release.groups or folder == entry.config_dir else None
+
+
+def _looked(value: Any, ws: Workspace | None) -> str:
+    anchor = getattr(value, "anchor", None)
+    if anchor == "cwd" and ws is not None:
+        return f" (as `$(pwd)`, the folder verl-lint runs in, {ws.cwd}, it has no such config)"
+    return ""
 
 
 def _version_span(versions: list[str]) -> str:
@@ -142,25 +245,25 @@ def _version_span(versions: list[str]) -> str:
     return ", ".join(versions)
 
 
-def _extra_config_dirs(launch: Launch) -> str:
-    """The folders the launch adds to Hydra's search path (`--config-dir`, an override of
-    `hydra.searchpath`), as the script says them; "" when none."""
-    dirs = [f"--config-dir {d}" for d in launch.config_dirs]
+def _extra_config_dirs(launch: Launch, entry: EntryPoint | None = None) -> str:
+    """The folders the launch adds to Hydra's search path that verl-lint could not find on disk
+    (`--config-dir`, an override of `hydra.searchpath`), as the script says them; "" when none."""
+    found = set(entry.search) if entry is not None else set()
+    dirs = [f"--config-dir {d}" for d in launch.config_dirs
+            if not (isinstance(d, str) and os.path.normpath(d) in found)
+            and not _anchored_in(d, found)]
     dirs += [o.text if isinstance(o.text, str) else "hydra.searchpath=…"
              for o in launch.overrides if o.key == "hydra.searchpath"]
     return ", ".join(dirs)
 
 
+def _anchored_in(value: Any, found: set[str]) -> bool:
+    return isinstance(value, Unknown) and getattr(value, "anchor", None) is not None and \
+        any(f.endswith(getattr(value, "rest", "\0").rstrip("/")) for f in found)
+
+
 def entry_module(launch: Launch) -> str | None:
-    if launch.module:
-        return launch.module
-    if launch.script:
-        path = posixpath.normpath(launch.script.replace("\\", "/"))
-        for anchor in ("verl/", "recipe/"):
-            at = path.rfind(anchor) if anchor == "verl/" else path.find(anchor)
-            if at != -1 and (at == 0 or path[at - 1] == "/") and path.endswith(".py"):
-                return path[at:-3].replace("/", ".")
-    return None
+    return entry_lookup.module_of(launch)
 
 
 def _config_path_problem(config_path: Any, entry: EntryPoint) -> str | None:
@@ -172,7 +275,7 @@ def _config_path_problem(config_path: Any, entry: EntryPoint) -> str | None:
     if path in ("config", ".") or path.endswith(entry.config_dir) or \
             posixpath.basename(entry.config_dir) == path == "config":
         return None
-    return f"--config-path {config_path} is outside verl's bundled configs"
+    return f"--config-path {config_path} is not a folder verl-lint can find"
 
 
 def _word(ov: Override) -> str | None:
@@ -213,11 +316,11 @@ class _Analyzer:
             if self.release.is_group(self.entry, key) and not isinstance(parsed.value, dict):
                 groups.append((ov, parsed))
             elif "." not in key and isinstance(parsed.value, str) and \
-                    _extra_config_dirs(self.launch):
+                    _extra_config_dirs(self.launch, self.entry):
                 # `+my_backend=remote`: a config group from the folders the script adds
                 return LaunchAnalysis(config_name=self.name, entry=self.module,
                                       unresolved=f"{key}={parsed.value} may be a config group "
-                                      f"from {_extra_config_dirs(self.launch)}")
+                                      f"from {_extra_config_dirs(self.launch, self.entry)}")
             elif parsed.package is not None:
                 self.problem("unknown-group", ov, key,
                              f"'{key}@{parsed.package}' looks like a config group override, but "
@@ -281,9 +384,9 @@ class _Analyzer:
                 return None
             options = self.release.group_options(self.entry, p.key)
             if options is not None and p.prefix in ("", "+") and isinstance(p.value, str) \
-                    and p.value not in options and _extra_config_dirs(self.launch):
+                    and p.value not in options and _extra_config_dirs(self.launch, self.entry):
                 self._unresolved = f"config group option {p.key}={p.value} is not bundled: " \
-                                   f"it may come from {_extra_config_dirs(self.launch)}"
+                                   f"it may come from {_extra_config_dirs(self.launch, self.entry)}"
                 return None
             if options is not None and p.prefix in ("", "+") and isinstance(p.value, str) \
                     and p.value not in options:
@@ -299,9 +402,9 @@ class _Analyzer:
         result = composed(self.release, self.entry, self.name, tuple(texts))
         if isinstance(result, dict):
             return result
-        if _extra_config_dirs(self.launch):  # what Hydra misses may be in the user's folders
+        if _extra_config_dirs(self.launch, self.entry):  # what Hydra misses may be in the user's folders
             self._unresolved = f"Hydra cannot compose {self.name} from the bundled configs " \
-                               f"alone: {_extra_config_dirs(self.launch)} is not bundled"
+                               f"alone: {_extra_config_dirs(self.launch, self.entry)} is not bundled"
             return None
         # find the culprits one by one, report them, compose without them
         kept = []
@@ -361,12 +464,16 @@ class _Analyzer:
                 return
             fields = self.release.fields_of(node.get("_target_"))
             if fields is not None and k not in fields and k != "_target_":
+                evidence = self.release.converts(parts[:i], self.entry)
+                if evidence is None:
+                    return  # verl reads this node with `.get()`: an extra key is harmless
                 owner = ".".join(parts[:i]) or "<root>"
                 sugg = closest_keys(k, fields)
                 self.problem("not-a-field", ov, p.key,
                              f"'{k}' is not a field of {node['_target_'].rsplit('.', 1)[-1]} "
                              f"({owner}) in verl {self.release.version}: Hydra adds "
-                             f"'{p.key}' but verl fails when it builds the dataclass"
+                             f"'{p.key}' but verl fails when it builds the dataclass "
+                             f"({evidence})"
                              + _did_you_mean(sugg), rejected_by="verl", suggestions=sugg)
                 return
             if fields is not None and _is_free(fields.get(k)):

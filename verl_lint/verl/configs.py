@@ -1,17 +1,23 @@
-"""Composed configs per (release, config dir, config name, group overrides), cached.
+"""Composed configs per (verl, config folder, config name, group overrides), cached.
 
-Lookup order: this process's memory → the disk cache (one pickle per tree, < 1 ms) → the
-precomposed trees bundled in the package (~30 ms for a release's gzip) → hydra-core
-(`compose.py`, ~0.3 s plus hydra's import). What came from the bundle or Hydra (a tree, or
-Hydra's refusal) is written to the disk cache. Trees are shared: never mutate one.
+Lookup order: this process's memory → the disk cache (one pickle per tree, < 1 ms) → for a
+bundled release, the trees precomposed in the package (~30 ms for a release's gzip) → hydra-core
+(`compose.py`, ~0.3 s plus hydra's import) over the YAML files: the bundled ones (materialised
+once under the cache dir) or the tree and config folders on disk. A tree on disk is keyed by the
+content hash of the YAML files composed, so an edited config is composed again. Trees are
+shared: never mutate one.
+
+`tree_release(root, version)` mines a verl tree on disk once per content hash (memory, then the
+disk cache) with the miners the build script runs over verl's wheels.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import os
+from pathlib import Path
 from typing import Any, Iterable
 
-from verl_lint.verl import cache, data
+from verl_lint.verl import cache, data, sources
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.release import EntryPoint, VerlRelease
 
@@ -27,15 +33,17 @@ def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] =
 def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
              group_overrides: tuple[str, ...] = ()) -> Tree | ComposeFailure:
     key = tree_key(entry.config_dir, config_name, group_overrides)
-    full_key = f"{release.version}:{_data_stamp(release.version)}:{key}"
+    full_key = f"{release.cache_id}:{_folders_id(release, entry)}:{key}"
     hit = _memory.get(full_key)
     if hit is not None:
         return hit
     result = cache.load("composed", full_key)
     if result is cache.MISS:
-        # the bundle holds every precomposed tree of a release in one gzip (~30 ms to read);
-        # the per-tree pickle written here loads in under a millisecond next time
-        result = data.composed_configs(release.version).get(key)
+        result = None
+        if release.root is None and not _on_disk(entry):
+            # the bundle holds every precomposed tree of a release in one gzip (~30 ms to read);
+            # the per-tree pickle written here loads in under a millisecond next time
+            result = data.composed_configs(release.version).get(key)
         if result is None:
             result = _compose(release, entry, config_name, group_overrides)
         cache.store("composed", full_key, result)
@@ -43,22 +51,98 @@ def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
     return result
 
 
+def _on_disk(entry: EntryPoint) -> bool:
+    return any(os.path.isabs(d) for d in (entry.config_dir, *entry.search))
+
+
+def _folders_id(release: VerlRelease, entry: EntryPoint) -> str:
+    """Content hash of the absolute (workspace) config folders an entry point composes from;
+    the release's own folders are covered by its cache id."""
+    return ",".join(_dir_hash(d) for d in (entry.config_dir, *entry.search) if os.path.isabs(d))
+
+
+def _dir_hash(folder: str) -> str:
+    # one hash per folder and process: a CLI run or an editor session's re-lint reads it once
+    # (the language server clears it when a file changes)
+    hit = _DIR_HASHES.get(folder)
+    if hit is None:
+        hit = _DIR_HASHES[folder] = sources.dir_fingerprint(Path(folder))
+    return hit
+
+
+_DIR_HASHES: dict[str, str] = {}
+
+
 def _compose(release: VerlRelease, entry: EntryPoint, config_name: str,
              group_overrides: tuple[str, ...]) -> Tree | ComposeFailure:
     from verl_lint.verl.compose import compose_tree
 
-    root = cache.materialize("yaml", f"{release.version}:{_data_stamp(release.version)}",
-                             data.config_files(release.version))
-    tree, failure = compose_tree(root / entry.config_dir, config_name, list(group_overrides),
-                                 [root / s for s in entry.search])
+    tree, failure = compose_tree(release.config_folder(entry.config_dir), config_name,
+                                 list(group_overrides),
+                                 [release.config_folder(s) for s in entry.search])
     if failure is not None:
         return failure
     tree.pop("hydra", None)
     return tree
 
 
-@lru_cache(maxsize=None)
-def _data_stamp(version: str) -> str:
-    """Changes when the bundled data is rebuilt (the verl-lint version alone may not)."""
-    st = (data.DATA_DIR / f"{version}-composed.json.gz").stat()
-    return f"{st.st_size}-{int(st.st_mtime)}"
+def yaml_root(release: VerlRelease) -> Path:
+    """The folder the release's relative config folders are in: its tree on disk, or the bundled
+    YAML files materialised once under the cache dir."""
+    if release.root is not None:
+        return release.root
+    return cache.materialize("yaml", f"{release.version}:{data.stamp(release.version)}",
+                             data.config_files(release.version))
+
+
+# --- a verl tree on disk -------------------------------------------------------------------------
+
+_TREES: dict[tuple[str, str], VerlRelease] = {}
+
+
+def tree_release(root: Path, version: str) -> VerlRelease:
+    """The verl tree at `root` (the folder holding `verl/`), mined once per content hash."""
+    files = sources.TreeFiles.scan(root)
+    fingerprint = _tree_fingerprint(files)
+    hit = _TREES.get((fingerprint, version))
+    if hit is not None:
+        return hit
+    meta = cache.load("tree", fingerprint)
+    if meta is cache.MISS:
+        from verl_lint.verl.mine.release import mine_release
+
+        meta = mine_release(files)
+        cache.store("tree", fingerprint, meta)
+    release = _TREES[(fingerprint, version)] = VerlRelease(version, meta, root=root,
+                                                          fingerprint=f"tree:{fingerprint}")
+    return release
+
+
+def _tree_fingerprint(files: sources.TreeFiles) -> str:
+    """The content hash, reused while no file's size or mtime changed (a CLI run over a folder
+    of scripts, an editor's re-lints) — hashing a whole verl tree costs tens of milliseconds."""
+    stat_key = (str(files.root), _stat_signature(files))
+    hit = _FINGERPRINTS.get(stat_key)
+    if hit is None:
+        hit = _FINGERPRINTS[stat_key] = files.fingerprint()
+    return hit
+
+
+_FINGERPRINTS: dict[tuple[str, int], str] = {}
+
+
+def _stat_signature(files: sources.TreeFiles) -> int:
+    sig = []
+    for p in files:
+        try:
+            st = os.stat(files.root / p)
+            sig.append((p, st.st_size, st.st_mtime_ns))
+        except OSError:
+            sig.append((p, -1, 0))
+    return hash(tuple(sig))
+
+
+def clear_disk_memo() -> None:
+    """Forget what was read from disk (the language server calls it when files change)."""
+    _DIR_HASHES.clear()
+    _FINGERPRINTS.clear()

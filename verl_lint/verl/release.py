@@ -1,45 +1,92 @@
-"""Which verl release a script is linted against, and that release's bundled knowledge.
+"""Which verl a script is linted against, and that verl's knowledge.
 
 CONTRACT (the engine relies on these names):
-- `VersionChoice(version, requested, source, supported)`;
-- `choose_version(cli=None, config=None, script_text="")` applies DESIGN.md's order:
-  --verl-version > config `verl-version` > installed `verl` distribution (metadata only, verl is
-  never imported) > a `verl==X` pin in the script's header comments > newest bundled;
-- `load_release(version) -> VerlRelease` (cached).
+- `VersionChoice(version, requested, source, supported, kind, path, tree_version, problem)`:
+  `version` is always a bundled release — the one whose curated knowledge (renames, enums,
+  constraints) applies; `kind`/`path` say whether the configs and code come from that bundled
+  release or from a verl tree on disk (`workspace`, `installed`);
+- `choose_version(cli=None, config=None, script_text="", verl_source=None, workspace=None)`
+  applies DESIGN.md's order (see `verl_lint.verl.sources`);
+- `load_release(version) -> VerlRelease` (a bundled release, cached) and
+  `release_for(choice) -> VerlRelease` (bundled or mined from the tree on disk).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from verl_lint.verl import data
-from verl_lint.verl.versions import NEWEST, SUPPORTED_VERSIONS, parse_version
+from verl_lint.verl import data, sources
+from verl_lint.verl.versions import NEWEST, SUPPORTED_VERSIONS, in_range, parse_version
 
 
 class VersionChoice(BaseModel):
     model_config = ConfigDict(frozen=True)  # shared: `_choice` makes one per request
 
-    version: str  # a bundled release, always
+    version: str  # a bundled release, always: its curated knowledge applies
     requested: str | None = None  # what the user/script asked for, when it differs or is unknown
-    source: str = "newest bundled"  # "--verl-version", "config", "installed verl", "script header"
+    # how it was chosen: "--verl-version", "config", "verl-source", "workspace", "installed verl",
+    # "script header", "REQUIRED_VERL.txt", "newest bundled"
+    source: str = "newest bundled"
     supported: bool = True  # False → VL003
+    kind: Literal["bundled", "workspace", "installed"] = "bundled"
+    path: str | None = None  # the tree's root (the folder holding `verl/`) when not bundled
+    tree_version: str | None = None  # the tree's own `verl/version/version`
+    problem: str | None = None  # a configured verl source that could not be used (VL003)
+
+    def describe(self) -> str:
+        """One line for `show`, hover and messages: which verl, from where."""
+        if self.kind == "bundled":
+            return f"verl {self.version} (bundled, {self.source})"
+        own = self.tree_version or "unknown version"
+        return f"verl {own} from {self.kind} tree {self.path} ({self.source}; " \
+               f"curated knowledge of verl {self.version})"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path,
+                "version": self.tree_version if self.kind != "bundled" else self.version,
+                "knowledge": self.version, "chosen_by": self.source}
 
 
 _PIN = re.compile(r"\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)")
 
 
-def choose_version(cli: str | None = None, config: str | None = None,
-                   script_text: str = "") -> VersionChoice:
-    for requested, source in ((cli, "--verl-version"), (config, "config"),
-                              (installed_verl_version(), "installed verl"),
-                              (header_pin(script_text), "script header")):
+def choose_version(cli: str | None = None, config: str | None = None, script_text: str = "",
+                   verl_source: str | None = None,
+                   workspace: "sources.Workspace | None" = None) -> VersionChoice:
+    for requested, how in ((cli, "--verl-version"), (config, "config")):
         if requested:
-            return _choice(requested.strip(), source)
-    return _choice(NEWEST, "newest bundled")
+            return _choice(requested.strip(), how)
+    problem = None
+    if verl_source:
+        root = sources.tree_root(Path(os.path.expanduser(verl_source)))
+        if root is not None:
+            return _tree_choice(root, "workspace", "verl-source")
+        problem = f"verl-source {verl_source} is not a verl tree (no verl/trainer/config/ in it)"
+    if workspace is not None:
+        root = sources.workspace_tree(workspace)
+        if root is not None:
+            return _with_problem(_tree_choice(root, "workspace", "workspace"), problem)
+    root = sources.installed_tree()
+    if root is not None:
+        return _with_problem(_tree_choice(root, "installed", "installed verl"), problem)
+    pins = [(sources.installed_verl_version(), "installed verl"), (header_pin(script_text), "script header")]
+    if workspace is not None:
+        req = sources.required_verl(workspace)
+        pins.append((req[0] if req else None, "REQUIRED_VERL.txt"))
+    for requested, how in pins:
+        if requested:
+            return _with_problem(_choice(requested.strip(), how), problem)
+    return _with_problem(_choice(NEWEST, "newest bundled"), problem)
+
+
+def _with_problem(choice: VersionChoice, problem: str | None) -> VersionChoice:
+    return choice if problem is None else choice.model_copy(update={"problem": problem})
 
 
 @lru_cache(maxsize=64)  # one VersionChoice per request, shared by every file that makes it
@@ -50,6 +97,13 @@ def _choice(requested: str, source: str) -> VersionChoice:
                          supported=False)
 
 
+@lru_cache(maxsize=64)
+def _tree_choice(root: Path, kind: str, source: str) -> VersionChoice:
+    own = sources.tree_version_of(root)
+    return VersionChoice(version=nearest_release(own) if own else NEWEST, source=source,
+                         kind=kind, path=str(root), tree_version=own)
+
+
 def nearest_release(requested: str) -> str:
     """The newest bundled release not after `requested` (the oldest if it predates them all)."""
     try:
@@ -58,19 +112,6 @@ def nearest_release(requested: str) -> str:
         return NEWEST
     older = [v for v in SUPPORTED_VERSIONS if parse_version(v) <= want]
     return older[-1] if older else SUPPORTED_VERSIONS[0]
-
-
-@lru_cache(maxsize=1)
-def installed_verl_version() -> str | None:
-    """The version of an installed `verl` distribution, from its metadata (no import)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("verl")
-    except metadata.PackageNotFoundError:
-        return None
-    except Exception:  # noqa: BLE001 - a broken install must not break linting
-        return None
 
 
 def header_pin(script_text: str) -> str | None:
@@ -101,26 +142,43 @@ def header_pin_range(script_text: str) -> tuple[int, int] | None:
 
 
 class EntryPoint(BaseModel):
+    """A Hydra entry point: its `@hydra.main` config folder and name, and the folders its
+    primary config's `hydra.searchpath` adds. Folders are relative to the release's tree, or
+    absolute (a recipe's or a package's own config folder in the workspace)."""
+
     module: str
     config_dir: str
     config_name: str
     search: list[str] = []
+    evidence: str | None = None  # file:line of the `@hydra.main`
+    # {config node: file:line} the code this entry point can reach converts into dataclasses;
+    # None when not mined (a workspace module outside the verl tree: every site counts)
+    converts: dict[str, str] | None = None
 
 
 class VerlRelease:
-    """One bundled verl release: its entry points, config groups, dataclasses, enums, renames."""
+    """One verl: its entry points, config groups, dataclasses, converted nodes, registries —
+    mined from a bundled release's wheel (at build time) or from a tree on disk (`root`) — plus
+    the curated knowledge of the bundled release `version`."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, meta: dict[str, Any], root: Path | None = None,
+                 fingerprint: str | None = None) -> None:
         self.version = version
-        meta = data.release_meta(version)
+        self.root = root  # None: a bundled release (its YAML files are in the package)
+        self.cache_id = fingerprint or f"{version}:{data.stamp(version)}"
         self.entry_points = {m: EntryPoint(module=m, **ep) for m, ep in meta["entry_points"].items()}
         self.groups: dict[str, dict[str, list[str]]] = meta["groups"]
         self.config_names: dict[str, list[str]] = meta["config_names"]
         self.dataclasses: dict[str, dict[str, str]] = meta["dataclasses"]
+        # None in data built before these were mined: every `_target_` node counts as converted
+        self.converted: list[dict[str, str]] | None = meta.get("converted")
+        self.registries: dict[str, dict[str, str]] = meta.get("registries", {})
+        self.modules: frozenset[str] | None = frozenset(meta["modules"]) if "modules" in meta else None
         self._vt = parse_version(version)
+        self._disk_dirs: dict[str, tuple[dict[str, list[str]], list[str]]] = {}
 
     def __repr__(self) -> str:
-        return f"VerlRelease({self.version!r})"
+        return f"VerlRelease({self.version!r}{', ' + str(self.root) if self.root else ''})"
 
     def at_least(self, version: str | None) -> bool:
         return version is not None and self._vt >= parse_version(version)
@@ -128,9 +186,37 @@ class VerlRelease:
     def entry_point(self, module: str) -> EntryPoint | None:
         return self.entry_points.get(module)
 
+    def has_module(self, module: str) -> bool | None:
+        """Does this verl ship the Python module (None: not known for this data)?"""
+        if self.modules is None:
+            return None
+        return module in self.modules or f"{module}.__init__" in self.modules
+
+    def config_folder(self, folder: str) -> Path:
+        """A config folder of this release's tree (materialised for a bundled release), or an
+        absolute folder as it is."""
+        if os.path.isabs(folder):
+            return Path(folder)
+        from verl_lint.verl.configs import yaml_root
+
+        return yaml_root(self) / folder
+
+    def dir_index(self, folder: str) -> tuple[dict[str, list[str]], list[str]]:
+        """(config groups with their options, top-level config names) of a config folder."""
+        if folder in self.groups:
+            return self.groups[folder], self.config_names.get(folder, [])
+        hit = self._disk_dirs.get(folder)
+        if hit is None:
+            from verl_lint.verl.mine.release import config_groups
+
+            base = self.config_folder(folder)
+            files = {str(p.relative_to(base)): b"" for p in _yaml_files(base)}
+            hit = self._disk_dirs[folder] = config_groups(files, "")
+        return hit
+
     def group_options(self, entry: EntryPoint, group: str) -> list[str] | None:
         for d in (entry.config_dir, *entry.search):
-            opts = self.groups.get(d, {}).get(group)
+            opts = self.dir_index(d)[0].get(group)
             if opts is not None:
                 return opts
         return None
@@ -140,25 +226,56 @@ class VerlRelease:
             self.group_options(entry, name) is not None
 
     def has_config_name(self, entry: EntryPoint, name: str) -> bool:
-        return any(name in self.config_names.get(d, ()) for d in (entry.config_dir, *entry.search))
+        return any(name in self.dir_index(d)[1] for d in (entry.config_dir, *entry.search))
+
+    def config_names_of(self, entry: EntryPoint) -> list[str]:
+        return sorted({n for d in (entry.config_dir, *entry.search) for n in self.dir_index(d)[1]
+                       if not n.startswith("_")})
 
     def fields_of(self, target: Any) -> dict[str, str] | None:
         """Field name → annotation of the dataclass a `_target_` names, None when unknown."""
         return self.dataclasses.get(target) if isinstance(target, str) else None
 
+    def converts(self, path: tuple[str, ...], entry: EntryPoint | None = None) -> str | None:
+        """Evidence (file:line) that verl's code — the code `entry` can reach, when known —
+        converts the config node at `path` (or a node above it: instantiation is recursive)
+        into its dataclass, else None. A converting call names its node by the attribute chain
+        it reads (`self.config.actor`), so a chain matches every node it ends in."""
+        if self.converted is None:
+            return "every `_target_` node (data without conversion sites)"
+        sites = self.converted if entry is None or entry.converts is None else \
+            tuple({"node": k, "evidence": v} for k, v in entry.converts.items())
+        return _converting_site(path, tuple((s["node"], s["evidence"]) for s in sites))
+
     # --- curated knowledge, as it applies to this release -----------------------------------
 
     @lru_cache(maxsize=None)
     def enum_for(self, key: str) -> tuple[tuple[str, ...], bool, str] | None:
-        """(allowed values in this release, open registry?, source note) for a key, or None."""
+        """(allowed values in this verl, open registry?, source note) for a key, or None.
+
+        The curated list of the bundled release (enums.json: per release, or for the `releases`
+        range an entry names), widened by the names this verl's own code registers (a fork's
+        `@register_adv_est("my_est")`). `null` in a list is the Hydra spelling of None."""
         for entry in data.enums():
             if key != entry["key"] and key not in entry.get("also_applies_to", ()):
                 continue
+            if not in_range(self.version, entry.get("releases")):
+                return None
             per = entry.get("per_version")
             values = per.get(self.version) if per is not None else entry["values"]
-            if values is None:
+            if not isinstance(values, list):
                 return None
-            return tuple(values), bool(entry.get("open")), entry.get("source", "")
+            allowed = ["null" if v is None else str(v) for v in values]
+            allowed += [n for n in self.registries.get(entry["key"], ()) if n not in allowed]
+            return tuple(allowed), bool(entry.get("open")), entry.get("source", "")
+        return None
+
+    def enum_separator(self, key: str) -> str | None:
+        """The separator of a field that takes several enum values in one string
+        (`rollout_rs=token_k1,seq_max_k2`), else None."""
+        for entry in data.enums():
+            if key == entry["key"] or key in entry.get("also_applies_to", ()):
+                return entry.get("separator")
         return None
 
     @lru_cache(maxsize=None)
@@ -185,4 +302,32 @@ class VerlRelease:
 
 @lru_cache(maxsize=None)
 def load_release(version: str) -> VerlRelease:
-    return VerlRelease(version)
+    return VerlRelease(version, data.release_meta(version))
+
+
+def release_for(choice: VersionChoice) -> VerlRelease:
+    """The release a choice names: bundled, or mined from its tree on disk (cached)."""
+    if choice.kind == "bundled" or choice.path is None:
+        return load_release(choice.version)
+    from verl_lint.verl.configs import tree_release
+
+    return tree_release(Path(choice.path), choice.version)
+
+
+@lru_cache(maxsize=4096)
+def _converting_site(path: tuple[str, ...], sites: tuple[tuple[str, str], ...]) -> str | None:
+    best: tuple[int, str] | None = None  # the most specific chain is the best evidence
+    for i in range(len(path), 0, -1):
+        node = ".".join(path[:i])
+        for chain, evidence in sites:
+            if (node == chain or node.endswith("." + chain)) and \
+                    (best is None or chain.count(".") > best[0]):
+                best = (chain.count("."), evidence)
+    return None if best is None else best[1]
+
+
+def _yaml_files(base: Path):
+    try:
+        return sorted(base.rglob("*.yaml"))
+    except OSError:
+        return []

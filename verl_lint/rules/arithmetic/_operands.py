@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from verl_lint.diagnostics import Edit, Fix, Label
@@ -115,6 +117,88 @@ def _typed(config: EffectiveConfig, key: str, absent: Any, kind: type,
     if not isinstance(r.value, kind) and not (nullable and r.value is None):
         raise Skip(key)
     return Operand(key, r.value, r)
+
+
+# The entry points whose code builds the actor/rollout/ref/critic workers and runs the checks
+# above (read per release in verl's source): main_ppo (validate_config at
+# verl/trainer/main_ppo.py:261 @0.6.0, :255 @0.8.0, :177 @0.9.1; RayPPOTrainer._validate_config
+# at verl/trainer/ppo/ray_trainer.py:415 @0.4.0–0.5.0), main_ppo_sync (:1856 @0.8.0),
+# main_ppo_v0 (:179 @0.9.0–0.9.1), one_step_off_policy.main_ppo (:53 @0.8.0, :52 @0.9.1), and
+# fully_async_main, whose workers are the engine workers (verl/workers/engine_workers.py:636-637
+# @0.9.1 assert the per-GPU keys). main_generation_server only starts rollout replicas from
+# `actor_rollout_ref.rollout` (verl/trainer/main_generation_server.py:40-52 @0.9.1): no actor,
+# ref or critic is built there, so none of these keys is read.
+TRAINING_ENTRY_POINTS = (
+    "verl.trainer.main_ppo", "verl.trainer.main_ppo_sync", "verl.trainer.main_ppo_v0",
+    "verl.experimental.one_step_off_policy.main_ppo",
+    "verl.experimental.fully_async_policy.fully_async_main",
+)
+
+
+def builds_workers(ctx: "LaunchContext") -> bool:
+    """The launch's entry point builds the actor/ref/critic workers (`TRAINING_ENTRY_POINTS`)."""
+    return ctx.analysis is not None and ctx.analysis.entry in TRAINING_ENTRY_POINTS
+
+
+_SPLIT_STRING = re.compile(r"\$\{?[A-Za-z_]\w*\}?")
+
+
+def own_unknown_words(ctx: "LaunchContext") -> bool:
+    """A word of the launch is the script's own unquoted string variable whose words it cannot
+    all know (veomni's `$ACTOR_CONFIG`, whose value holds `$HOME`): any key may be in it. Not
+    the caller's `"$@"`, nor an array whose elements differ by branch (its words are the
+    script's own, each known)."""
+    src = ctx.source
+    return any(_SPLIT_STRING.fullmatch(src.slice(p.span)) for p in ctx.launch.passthrough)
+
+
+class _DefaultsInDoubt(Mapping):
+    """A config's entries where verl's defaults read as unknown: the script's own unknown
+    expansion may set any key, so a default is only a guess there."""
+
+    def __init__(self, config: EffectiveConfig) -> None:
+        self._config = config
+
+    def get(self, key: str, default: Any = None) -> Resolved | None:
+        r = self._config.get(key)
+        if r is None:
+            return default
+        origin = r.inherited_origin if r.origin.kind == "inherited" else r.origin
+        if origin is not None and origin.kind == "default":
+            return Resolved(key=r.key, value=Unknown(reason="verl's default, unless the script's own "
+                                                      "unknown expansion sets it"),
+                            origin=r.origin, inherited_origin=r.inherited_origin)
+        return r
+
+    def __getitem__(self, key: str) -> Resolved:
+        r = self.get(key)
+        if r is None:
+            raise KeyError(key)
+        return r
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._config.keys())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._config.keys())
+
+    def keys_with_prefix(self, prefix: str) -> Iterator[str]:
+        return self._config.keys(prefix)
+
+
+@lru_cache(maxsize=4)
+def _in_doubt(config: EffectiveConfig) -> EffectiveConfig:
+    return EffectiveConfig(config.version, config.config_name, _DefaultsInDoubt(config))
+
+
+def config_of(ctx: "LaunchContext") -> EffectiveConfig | None:
+    """The launch's effective config for the VL3xx checks: `ctx.config`, with verl's defaults
+    unknown when `own_unknown_words` (veomni's `$ACTOR_CONFIG`): a default the script may well
+    override there must not make a check fire."""
+    config = ctx.config
+    if config is None or not own_unknown_words(ctx):
+        return config
+    return _in_doubt(config)
 
 
 def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:

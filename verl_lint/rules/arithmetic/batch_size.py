@@ -7,6 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import DataParallel, data_parallel
 from verl_lint.rules.arithmetic._operands import (
+    builds_workers, config_of,
     ACTOR, FSDP_STRATEGIES, ROLLOUT, Operand, Skip, collect, critic_in_use, engine_workers,
     get_bool, get_int, get_str, is_ppo, legacy_workers, place, where, world,
 )
@@ -67,6 +68,14 @@ class BatchSizeNotDivisible(Rule):
     verl asserts these in `validate_config` or, worse, in the workers at the first training
     step — after rollout has already run on the whole cluster.
 
+    Where it applies: the PPO configs on the training entry points (`main_ppo`,
+    `main_ppo_sync`, `main_ppo_v0`, `one_step_off_policy.main_ppo`, `fully_async_main`), every
+    release from 0.4.0; the per-rank checks on the engine workers from 0.7.0 (the only ones
+    from 0.8.0: `verl/workers/engine/utils.py:124-127` @0.9.1 asserts the local batch divides
+    by the micro batch), the legacy-worker ones before 0.8.0. When a launch word is the
+    script's own unquoted string whose words are not all known (`$ACTOR_CONFIG`), verl's
+    defaults are not trusted: the string may set them.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -110,8 +119,9 @@ class BatchSizeNotDivisible(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
-        if config is None or not is_ppo(config) or not in_range(config.version, ALL):
+        config = config_of(ctx)
+        if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
+                or not builds_workers(ctx):
             return
         yield from collect([lambda: self._real_train_batch(ctx)])
         for role, section in ROLES:
@@ -125,7 +135,7 @@ class BatchSizeNotDivisible(Rule):
     # -- validate_config -------------------------------------------------------------------
 
     def _real_train_batch(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if _dynamic(config, ACTOR):
             return None
         tbs = get_int(config, "data.train_batch_size")
@@ -156,7 +166,7 @@ class BatchSizeNotDivisible(Rule):
             help=f"make train_batch_size × rollout.n a multiple of {minimal}")
 
     def _train_ge_mini(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if _dynamic(config, section):
@@ -176,7 +186,7 @@ class BatchSizeNotDivisible(Rule):
             help=f"use a {section}.ppo_mini_batch_size of at most {tbs.value}")
 
     def _global_micro(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if _dynamic(config, section):
@@ -211,7 +221,7 @@ class BatchSizeNotDivisible(Rule):
     # -- workers ---------------------------------------------------------------------------
 
     def _mini_per_rank(self, ctx: LaunchContext, role: str, section: str) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         engine = engine_workers(config)
@@ -254,7 +264,7 @@ class BatchSizeNotDivisible(Rule):
                               f"{local}")
 
     def _log_prob_micro(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not engine_workers(config):
             return None
         if get_bool(config, f"{ROLLOUT}.log_prob_use_dynamic_bsz").value:

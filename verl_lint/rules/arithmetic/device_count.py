@@ -7,6 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.model import VISIBLE_DEVICE_VARS
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     Skip, get_bool, get_int, literal_fix, place, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
@@ -54,6 +55,9 @@ class DeviceCountMismatch(Rule):
     A common cause is a GPU branch and an NPU branch with different device counts that share
     one `n_gpus_per_node`.
 
+    Where it applies: every entry point and release: Ray's placement groups, not verl's code,
+    decide it (a separate reward pool changes how many devices the trainer asks for).
+
     ## Example
     ```bash
     export CUDA_VISIBLE_DEVICES=0,1,2,3
@@ -89,7 +93,7 @@ class DeviceCountMismatch(Rule):
     fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        if ctx.config is None:
+        if config_of(ctx) is None:
             return
         visible = ctx.run.visible_devices
         count = visible_count(visible)
@@ -103,8 +107,8 @@ class DeviceCountMismatch(Rule):
             return
         source = source or "the script"
         try:
-            per_node = get_int(ctx.config, "trainer.n_gpus_per_node")
-            if per_node.value < count and _separate_pools(ctx.config):
+            per_node = get_int(config_of(ctx), "trainer.n_gpus_per_node")
+            if per_node.value < count and _separate_pools(config_of(ctx)):
                 return  # a distillation teacher or reward model on devices of its own
         except Skip:
             return

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    builds_workers, config_of,
     ACTOR, REF, ROLLOUT, collect, critic_in_use, engine_workers, get_bool, get_int, is_ppo,
     place, ref_in_use, where,
 )
@@ -49,6 +50,15 @@ class MicroBatchConflict(Rule):
     verl rejects both and neither in `validate_config`; the global-only case passes validation
     and fails with a bare `AssertionError` when the workers initialise their models.
 
+    Where it applies: the training entry points whose code builds the actor, rollout, ref and
+    critic workers — `main_ppo`, `main_ppo_sync` (0.8.0), `main_ppo_v0` (0.9.x),
+    `one_step_off_policy.main_ppo` and `fully_async_main` — on every release from 0.4.0; the
+    global-only case from 0.7.0 on the engine workers (from 0.8.0 the only ones). Not
+    `main_generation_server`, which starts rollout replicas only and reads none of these keys.
+    When a word of the launch is the script's own unquoted variable whose value is not known
+    (`$ACTOR_CONFIG` holding `$HOME`), the missing key may be in it: no finding. A caller's
+    `"$@"` makes the missing-key case `info`.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -82,8 +92,9 @@ class MicroBatchConflict(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
-        if config is None or not is_ppo(config) or not in_range(config.version, ALL):
+        config = config_of(ctx)
+        if config is None or not is_ppo(config) or not in_range(config.version, ALL) \
+                or not builds_workers(ctx):
             return
         for section, key, dynamic_key, per_gpu_required in SECTIONS:
             yield from collect([
@@ -91,7 +102,7 @@ class MicroBatchConflict(Rule):
 
     def _check(self, ctx: LaunchContext, section: str, key: str, dynamic_key: str,
                per_gpu_required: bool) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if section == REF and not ref_in_use(config):
             return None
         if section == "critic" and not critic_in_use(config):

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    builds_workers, config_of,
     ACTOR, REF, Operand, Skip, World, arithmetic, collect, critic_in_use, culprits, get_int,
     get_str, place, product, ref_in_use, world,
 )
@@ -37,6 +38,11 @@ class ModelParallelDoesNotDivide(Rule):
     Megatron-Core lays the devices out as a grid of data × pipeline × context × tensor ranks.
     When the product does not divide the device count, `initialize_model_parallel` raises at
     worker start — after the cluster has been allocated and Ray has started every worker.
+
+    Where it applies: Megatron actor, ref and critic, every release from 0.4.0, on the entry
+    points that build those workers (`main_ppo`, `main_ppo_sync`, `main_ppo_v0`,
+    `one_step_off_policy.main_ppo`, `fully_async_main`); not `main_generation_server`, which
+    builds no Megatron model.
 
     ## Example
     ```bash
@@ -75,8 +81,8 @@ class ModelParallelDoesNotDivide(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
-        if config is None:
+        config = config_of(ctx)
+        if config is None or not builds_workers(ctx):
             return
         seen: set[tuple[str, tuple[int, ...]]] = set()
         for role, section in ROLES:
@@ -87,7 +93,7 @@ class ModelParallelDoesNotDivide(Rule):
 
     def _check(self, ctx: LaunchContext, role: str, section: str, grid: str,
                seen: set) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if get_str(config, f"{section}.strategy").value != "megatron":
             return None
         if role == "ref" and not ref_in_use(config):

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    config_of,
     ROLLOUT, Operand, Skip, arithmetic, collect, culprits, get_bool, get_int, get_str,
     literal_fix, place, product, where, world,
 )
@@ -56,6 +57,12 @@ class RolloutParallelMismatch(Rule):
     verl asserts these when the rollout workers or the inference servers start: the job has
     been queued, the cluster allocated and the models loaded before it fails.
 
+    Where it applies: every entry point that starts rollout servers, `main_generation_server`
+    included (it sizes its replicas as world ÷ rollout TP,
+    `verl/trainer/main_generation_server.py:41-42` @0.9.1). The world-size check from 0.4.0,
+    `expert_parallel_size = TP×DP` from 0.6.0 (`verl/workers/config/rollout.py:294-296` @0.9.1),
+    rollout PP > 1 from 0.7.0, the replica-versus-node check from 0.6.0.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -100,7 +107,7 @@ class RolloutParallelMismatch(Rule):
     fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        if ctx.config is None:
+        if config_of(ctx) is None:
             return
         yield from collect([
             lambda: self._world_divides(ctx),
@@ -110,7 +117,7 @@ class RolloutParallelMismatch(Rule):
         ])
 
     def _sizes(self, ctx: LaunchContext) -> tuple[Operand, Operand, Operand]:
-        config = ctx.config
+        config = config_of(ctx)
         tp = get_int(config, f"{ROLLOUT}.tensor_model_parallel_size")
         dp = get_int(config, f"{ROLLOUT}.data_parallel_size", absent=1)
         pp = get_int(config, f"{ROLLOUT}.pipeline_model_parallel_size", absent=1)
@@ -126,7 +133,7 @@ class RolloutParallelMismatch(Rule):
         return "×".join(n for n, _ in pairs), [op for _, op in pairs]
 
     def _world_divides(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not in_range(config.version, WORLD_DIVIDES):
             return None
         # Only the colocated hybrid engine shares the trainer's devices with the rollout.
@@ -150,7 +157,7 @@ class RolloutParallelMismatch(Rule):
             help=f"choose rollout sizes whose product {names} divides {w.size}")
 
     def _ep_equals_tp_dp(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not in_range(config.version, EP_EQ_TP_DP):
             return None
         ep = get_int(config, f"{ROLLOUT}.expert_parallel_size")
@@ -173,7 +180,7 @@ class RolloutParallelMismatch(Rule):
             fix=literal_fix(ctx, ep, wanted, f"set the rollout expert_parallel_size to {wanted}"))
 
     def _pp_unsupported(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not in_range(config.version, PP_UNSUPPORTED):
             return None
         pp = get_int(config, f"{ROLLOUT}.pipeline_model_parallel_size")
@@ -193,7 +200,7 @@ class RolloutParallelMismatch(Rule):
                  "tensor or data parallelism instead")
 
     def _replica_fits_nodes(self, ctx: LaunchContext) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if not in_range(config.version, REPLICA):
             return None
         # The server replicas exist in async mode (the only mode from 0.7.0).

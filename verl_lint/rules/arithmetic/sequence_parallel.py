@@ -6,6 +6,7 @@ from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._operands import (
+    builds_workers, config_of,
     ACTOR, FSDP_STRATEGIES, REF, collect, critic_in_use, get_bool, get_int, get_str, place, where,
 )
 from verl_lint.rules.base import LaunchContext, Rule
@@ -50,6 +51,10 @@ class SequenceParallelNeedsRemovePadding(Rule):
     it has no padded code path. verl rejects the combination when it validates the config or
     builds the FSDP engine, after the job has started.
 
+    Where it applies: the training entry points, for the actor, ref and critic; the
+    `ulysses_sequence_parallel_size` keys from 0.4.0, the `fsdp_config` ones from 0.8.0 (the
+    FSDP engine's own check). Not `main_generation_server`, which builds none of them.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -81,14 +86,14 @@ class SequenceParallelNeedsRemovePadding(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        if ctx.config is None:
+        if config_of(ctx) is None or not builds_workers(ctx):
             return
         for role, section, model_key, sp_keys in ROLES:
             yield from collect([lambda: self._check(ctx, role, section, model_key, sp_keys)])
 
     def _check(self, ctx: LaunchContext, role: str, section: str, model_key: str,
                sp_keys: tuple[tuple[str, str], ...]) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if role == "critic" and not critic_in_use(config):
             return None
         if get_str(config, f"{section}.strategy").value not in FSDP_STRATEGIES:

@@ -7,6 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.arithmetic._data_parallel import sp_operands
 from verl_lint.rules.arithmetic._operands import (
+    builds_workers, config_of,
     ACTOR, FSDP_STRATEGIES, REF, ROLLOUT, Operand, Skip, collect, critic_in_use, get_bool,
     get_int, get_str, literal_fix, place, ref_in_use, where,
 )
@@ -66,6 +67,9 @@ class TokenBudgetTooSmall(Rule):
     micro batches: the first batch with a long enough response crashes the run, possibly hours
     in. It is a warning because the actual longest sequence depends on the data.
 
+    Where it applies: the training entry points (they build the actor, ref and critic that pack
+    micro batches by tokens), every release from 0.4.0; not `main_generation_server`.
+
     ## Example
     ```bash
     python3 -m verl.trainer.main_ppo \
@@ -105,8 +109,8 @@ class TokenBudgetTooSmall(Rule):
     fixable = True
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
-        config = ctx.config
-        if config is None or not in_range(config.version, ALL):
+        config = config_of(ctx)
+        if config is None or not in_range(config.version, ALL) or not builds_workers(ctx):
             return
         seen: set[tuple] = set()
         for who, section, dynamic_key, budget_keys in PASSES:
@@ -116,7 +120,7 @@ class TokenBudgetTooSmall(Rule):
 
     def _check(self, ctx: LaunchContext, who: str, section: str, dynamic_key: str,
                budget_key: str, seen: set) -> Diagnostic | None:
-        config = ctx.config
+        config = config_of(ctx)
         if section == REF and not ref_in_use(config):
             return None
         if section == "critic" and not critic_in_use(config):

@@ -300,6 +300,8 @@ def when_holds(when: "When", facts: Facts, families: "FamilyMatcher") -> bool:
     """True only when every condition is known to hold."""
     if when.device is not None and facts.device not in when.device:
         return False
+    if when.unless_device is not None and facts.device in when.unless_device:
+        return False
     if when.verl is not None and not in_range(facts.version, when.verl):
         return False
     if when.entry_point is not None and not (

@@ -164,13 +164,44 @@ def _before_word(ctx: "LaunchContext", ov: Override, word: str) -> Edit:
     return Edit(start=ov.span.start, end=ov.span.start, replacement=f"{word} ")
 
 
+def missing_anchor(ctx: "LaunchContext", fix: Fix | None, device_specific: bool) -> Span:
+    """Where a finding about a setting the script lacks points: where its fix goes.
+
+    One scenario needs it (a device-specific rule): the `ARR+=(` append of that scenario's
+    branch the fix extends, else the branch's head (`npu)`, the `if [ … ]` test) — the fix adds
+    its line there —, else the launch. Every scenario needs it: the launch's entry point."""
+    if device_specific:
+        at = fix.edits[0].start if fix is not None and fix.edits else None
+        own = [(b_span, head) for _, b_span, _, ours, head in _branches(ctx) if ours]
+        if at is not None:
+            arrays = [a for a in getattr(ctx.model, "arrays", ())
+                      if a.array is not None and a.span.start < at <= a.span.end]
+            for a in arrays:
+                if a.append and _in_scenario_branch(ctx, a.span):
+                    return _array_head(ctx, a)  # `ACTOR+=(` in the npu arm
+            inside = [head for b_span, head in own if b_span.start <= at <= b_span.end]
+            if inside:
+                return inside[-1]  # a new `ACTOR+=(…)` line at the end of the `npu)` arm
+            if arrays:
+                return _array_head(ctx, arrays[-1])  # a new `if [ DEVICE = npu ]` block after it
+        if own:
+            return own[-1][1]
+    return ctx.entry_span()
+
+
+def _array_head(ctx: "LaunchContext", a) -> Span:
+    """`ACTOR+=(` / `ROLLOUT=(`: the array assignment up to its opening parenthesis."""
+    return ctx.source.span(a.name_span.start, a.array.span.start + 1)
+
+
 # ---- device branches (needs the ScriptModel's branch paths) -----------------------------------
 
 _BRANCHES: tuple | None = None  # (context, branches): computed once per launch context
 
 
 def _branches(ctx: "LaunchContext") -> list:
-    """(block, branch span, branch body, taken in this scenario) for every case item and if arm.
+    """(block, branch span, branch body, taken in this scenario, head) for every case item and
+    if arm; the head is what names the branch: the `npu)` pattern, the `if [ … ]` test.
 
     A branch is this scenario's when its `case` pattern is the scenario's pinned value of the
     subject variable, or its `if` tests that variable `=`/`==` that value."""
@@ -186,24 +217,30 @@ def _branches(ctx: "LaunchContext") -> list:
         if isinstance(block, Case):
             value = pins.get(block.subject_variable or "")
             for item in block.items:
+                head = item.span
+                if item.patterns:  # `npu)`: the patterns through the `)` after them
+                    close = ctx.source.data.find(b")", item.patterns[-1].span.end, item.span.end)
+                    head = ctx.source.span(item.patterns[0].span.start,
+                                           close + 1 if close != -1 else item.patterns[-1].span.end)
                 out.append((block, item.span, item.body,
-                            value is not None and value in item.literal_patterns))
+                            value is not None and value in item.literal_patterns, head))
         else:
             for arm in block.branches:
                 c = arm.condition
                 ours = (c is not None and c.variable in pins and c.operator in ("=", "==")
                         and c.operand == pins[c.variable])
-                out.append((block, arm.span, arm.body, ours))
+                out.append((block, arm.span, arm.body, ours,
+                            c.span if c is not None else arm.span))
     _BRANCHES = (ctx, out)
     return out
 
 
 def _in_any_branch(ctx: "LaunchContext", span: Span) -> bool:
-    return any(b_span.contains(span) for _, b_span, _, _ in _branches(ctx))
+    return any(b_span.contains(span) for _, b_span, _, _, _ in _branches(ctx))
 
 
 def _in_scenario_branch(ctx: "LaunchContext", span: Span) -> bool:
-    return any(ours and b_span.contains(span) for _, b_span, _, ours in _branches(ctx))
+    return any(ours and b_span.contains(span) for _, b_span, _, ours, _ in _branches(ctx))
 
 
 def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | None:
@@ -216,7 +253,7 @@ def _append_in_branch(ctx: "LaunchContext", array: str, word: str) -> Edit | Non
     if not defined:
         return None
     best = None
-    for block, _, body, ours in _branches(ctx):
+    for block, _, body, ours, _ in _branches(ctx):
         if ours and body and defined[-1] <= block.span.start and (
                 block.span.end <= ctx.launch.span.start):
             best = body

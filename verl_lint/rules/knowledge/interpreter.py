@@ -10,7 +10,7 @@ from verl_lint.rules.knowledge.conditions import (
     MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
 )
 from verl_lint.rules.knowledge.fixes import (
-    build_fix, describe_origin, value_span,
+    build_fix, describe_origin, missing_anchor, value_span,
 )
 from verl_lint.rules.knowledge.schema import KeyRef
 from verl_lint.rules.origin import script_span
@@ -118,18 +118,22 @@ class KnowledgeRule(Rule):
         passed_through = resolved is None and bool(ctx.launch.passthrough)
         if passed_through:
             message += ' (unless the caller passes it through "$@")'
-        span = self._span_of(ctx, resolved) or self._anchor(ctx, facts)
+        fix = self._fix(ctx, entry.fix or self.spec.fix, entry)
+        # a setting the script does not make points where its fix goes (fixes.missing_anchor)
+        span = self._span_of(ctx, resolved) or missing_anchor(ctx, fix,
+                                                              self._device_specific(entry))
         return self.diagnostic(span, message, help=self.spec.help and _format(self.spec.help,
                                                                              fields),
-                               fix=self._fix(ctx, entry.fix or self.spec.fix, entry),
-                               severity=Severity.INFO if passed_through else None)
+                               fix=fix, severity=Severity.INFO if passed_through else None)
+
+    def _device_specific(self, entry: "KeyCondition | None") -> bool:
+        return self.spec.when.device is not None or (
+            entry is not None and entry.when is not None and entry.when.device is not None)
 
     def _fix(self, ctx: "LaunchContext", fix_spec, entry: "KeyCondition | None" = None) -> Any:
         if fix_spec is None:
             return None
-        device_specific = self.spec.when.device is not None or (
-            entry is not None and entry.when is not None and entry.when.device is not None)
-        return build_fix(ctx, fix_spec, device_specific=device_specific)
+        return build_fix(ctx, fix_spec, device_specific=self._device_specific(entry))
 
     @staticmethod
     def _span_of(ctx: "LaunchContext", resolved: "Resolved | None") -> Span | None:

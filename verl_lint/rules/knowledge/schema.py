@@ -155,6 +155,8 @@ class When(BaseModel):
     model_config = _STRICT
 
     device: list[Literal["gpu", "npu"]] | None = None
+    # not in these device scenarios (an unknown device passes): evidence that covers one device
+    unless_device: list[Literal["gpu", "npu"]] | None = None
     verl: str | None = None  # release range: ">=0.7.0,<0.9.0"
     entry_point: list[str] | None = None  # module names, fnmatch patterns allowed
     rollout: list[str] | None = None  # effective actor_rollout_ref.rollout.name
@@ -162,8 +164,8 @@ class When(BaseModel):
     model: ModelCondition | None = None
     config: list[Condition] = Field(default_factory=list)
 
-    _one_or_many = field_validator("device", "entry_point", "rollout", "strategy",
-                                   mode="before")(_listify)
+    _one_or_many = field_validator("device", "unless_device", "entry_point", "rollout",
+                                   "strategy", mode="before")(_listify)
 
     @field_validator("verl")
     @classmethod

@@ -18,9 +18,11 @@ class UnsupportedVerlVersion(Rule):
 
     ## What it does
     Reports when the verl version asked for (`--verl-version`, `verl-version` in the
-    configuration, the installed `verl`, or a `verl==X` pin in the script's header comments)
-    is not one verl-lint bundles. The message lists the bundled versions and says which one
-    the script is checked against instead.
+    configuration, the installed `verl`, a `verl==X` pin in the script's header comments or a
+    `REQUIRED_VERL.txt`) is not one verl-lint bundles, or when the configured `verl-source` is
+    not a verl tree. The message lists the bundled versions and says what the script is checked
+    against instead. A verl tree on disk (a vendored `verl/`, the installed package's files) is
+    never reported: its own configs and code are read.
 
     ## Why is this bad?
     verl renames and removes configuration keys between releases. Checked against a different
@@ -43,7 +45,7 @@ class UnsupportedVerlVersion(Rule):
     ```
 
     ## References
-    - The "verl versions" part of the verl-lint README
+    - The "verl source" part of the verl-lint README
     """
 
     code = "VL003"
@@ -54,6 +56,9 @@ class UnsupportedVerlVersion(Rule):
 
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         choice = ctx.version
+        if choice is not None and choice.problem:
+            yield self.diagnostic(ctx.source.span(0, 0), f"{choice.problem}; checking against "
+                                  f"{choice.describe()} instead")
         if choice is None or choice.supported:
             return
         requested = choice.requested or "?"

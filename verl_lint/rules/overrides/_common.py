@@ -20,8 +20,9 @@ def problems(ctx: LaunchContext, code: str) -> Iterator[OverrideProblem]:
             yield problem
 
 
-def checked_fix(ctx: LaunchContext, fix: Fix | None) -> Fix | None:
-    """Keep a fix only if each edit replaces what the script really holds there."""
+def checked_fix(ctx: LaunchContext, fix: Fix | None, *, words: bool = False) -> Fix | None:
+    """Keep a fix only if each edit replaces what the script really holds there (`words`: the
+    caller deletes whole override words it checked, expansions included)."""
     if fix is None:
         return None
     data = ctx.source.data
@@ -29,7 +30,7 @@ def checked_fix(ctx: LaunchContext, fix: Fix | None) -> Fix | None:
         if not (0 <= edit.start <= edit.end <= len(data)):
             return None
         old = data[edit.start:edit.end]
-        if edit.start < edit.end and (b" " in old or b"$" in old or b"\n" in old):
+        if edit.start < edit.end and not words and (b" " in old or b"$" in old or b"\n" in old):
             return None
     if any(not e.replacement for e in fix.edits):  # a deletion takes its line or blanks along
         from verl_lint.fixes import widen_deletion

@@ -81,6 +81,9 @@ class InvalidEnumValue(Rule):
                 continue  # verl registers the names that file lists (known or not)
             allowed, open_registry, _ = enum
             values = a.value if isinstance(a.value, list) else [a.value]
+            sep = ctx.release.enum_separator(a.key)
+            if sep and isinstance(a.value, str):  # several options in one string
+                values = [v.strip() for v in a.value.split(sep) if v.strip()]
             for value in values:
                 if not is_plain(value) or isinstance(value, (dict, list)) or str(value) in allowed:
                     continue

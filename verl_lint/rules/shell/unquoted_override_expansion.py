@@ -38,6 +38,21 @@ def _brace_words(word: Word) -> list[str] | None:
     return words if words is not None and len(words) > 1 else None
 
 
+def _split_words(launch: Launch) -> tuple[set[str], list]:
+    """Where bash splits a known value into several words in this launch: the evaluator reads
+    the unquoted expansion as bash does, so one span then holds consecutive overrides
+    (`trainer.logger=['console',` and `'wandb']`). (array names, spans): an element of `ARR`
+    carries the element's span, `${ARR[*]}` the expansion's."""
+    arrays: set[str] = set()
+    spans = []
+    for a, b in zip(launch.overrides, launch.overrides[1:]):
+        if a.span == b.span and a.text != b.text and isinstance(a.text, str):
+            if a.array:
+                arrays.add(a.array)
+            spans.append(a.span)
+    return arrays, spans
+
+
 def _splitting(word: Word) -> Iterator[Piece]:
     for p in word.pieces:
         if p.kind == "variable" and p.quoted == "none" and p.operator in (None, "substring") \
@@ -62,6 +77,12 @@ class UnquotedOverrideExpansion(Rule):
     `trainer.logger=['console', 'wandb']` reaches Hydra as two broken overrides, a value with
     `*` or `?` may be replaced by file names, and an empty element disappears. Hydra then
     rejects the override or, worse, parses a shorter value.
+
+    Severity: `info` by default, because the run changes only when a value holds a space or a
+    glob character — with `$@` that depends on what the caller passes. It is a `warning` where
+    the script's own known values are split: an array element with a space
+    (`trainer.logger="['console', 'wandb']"`) or a brace word. It reads the shell only, so it
+    applies to every entry point and verl release.
 
     ## Example
     ```bash
@@ -97,7 +118,7 @@ class UnquotedOverrideExpansion(Rule):
 
     code = "VL106"
     name = "unquoted-override-expansion"
-    severity = Severity.WARNING
+    severity = Severity.INFO
     summary = "an array, `$@` or a `{a,b}` word is unquoted in a launch, so bash splits it"
     scope = "scenario"
     fixable = True
@@ -105,6 +126,7 @@ class UnquotedOverrideExpansion(Rule):
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         seen: set[int] = set()
         cutoff = clean_until(ctx.model)
+        split = {id(launch): _split_words(launch) for launch in ctx.run.launches}
         for word, launch in _launch_words(ctx.model, ctx.run.launches):
             if word.span.end > cutoff:
                 continue
@@ -118,7 +140,10 @@ class UnquotedOverrideExpansion(Rule):
             for p in _splitting(word):
                 if p.span.start not in seen:
                     seen.add(p.span.start)
-                    yield self._finding(p, launch)
+                    arrays, spans = split[id(launch)]
+                    known = p.name not in ("@", "*") and (p.name in arrays or any(
+                        p.span.start <= sp.start and sp.end <= p.span.end for sp in spans))
+                    yield self._finding(p, launch, known)
 
     def _brace_finding(self, word: Word, words: list[str], launch: Launch) -> Diagnostic:
         shown = ", ".join(f"`{w}`" for w in words[:3]) + (", …" if len(words) > 3 else "")
@@ -128,20 +153,24 @@ class UnquotedOverrideExpansion(Rule):
             f"`{word.text}` is unquoted: bash brace-expands it into {len(words)} words ({shown}) "
             f"before the launch at line {launch.span.line} gets them; write {quoted}",
             help="a Hydra list is written [a,b]; quoted, the value reaches Hydra in one word",
+            severity=Severity.WARNING,  # the script's own word becomes several
             fix=Fix(title=f"Quote it: {quoted}", applicability="unsafe",
                     edits=(Edit(start=word.span.start, end=word.span.end, replacement=quoted),)),
         )
 
-    def _finding(self, p: Piece, launch: Launch) -> Diagnostic:
+    def _finding(self, p: Piece, launch: Launch, known: bool) -> Diagnostic:
         if p.operator == "substring":  # `${@:3}`, `${ARR[@]:1:2}`: keep the slice
             quoted = '"' + p.text.replace("${*", "${@").replace("[*]", "[@]") + '"'
         else:
             quoted = '"$@"' if p.name in ("@", "*") else f'"${{{p.name}[@]}}"'
         what = "the arguments" if p.name in ("@", "*") else f"the elements of `{p.name}`"
+        also = f" (an element of `{p.name}` holds a space: it reaches Hydra as several words)" \
+            if known else ""
         return self.diagnostic(
             p.span,
             f"`{p.text}` is unquoted: bash splits {what} on spaces and expands globs before the "
-            f"launch at line {launch.span.line} gets them; write {quoted}",
+            f"launch at line {launch.span.line} gets them{also}; write {quoted}",
+            severity=Severity.WARNING if known else Severity.INFO,
             fix=Fix(title=f"Quote it: {quoted}",
                     edits=(Edit(start=p.span.start, end=p.span.end, replacement=quoted),)),
         )

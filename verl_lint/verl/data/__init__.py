@@ -58,3 +58,10 @@ def composed_configs(version: str) -> dict[str, Any]:
 def config_files(version: str) -> dict[str, str]:
     """{path inside the wheel: YAML text} (cold path only: composing an unbundled variant)."""
     return _json_gz(f"{version}-configs.json.gz")
+
+
+@lru_cache(maxsize=None)
+def stamp(version: str) -> str:
+    """Changes when a release's bundled data is rebuilt (the verl-lint version alone may not)."""
+    st = (DATA_DIR / f"{version}-composed.json.gz").stat()
+    return f"{st.st_size}-{int(st.st_mtime)}"

@@ -1,0 +1,237 @@
+"""Which verl a script runs: a bundled release or a verl tree on disk.
+
+`choose_source(...)` applies DESIGN.md's order, first match wins:
+
+1. `--verl-version` / config `verl-version`: that bundled release;
+2. config `verl-source = "PATH"` (`--verl-source`): the verl tree at PATH;
+3. a `verl/` package in the workspace: walking up from the script's folder to the project root
+   (the folder of the configuration file, else the git root), the first folder that holds
+   `verl/trainer/config/` — a vendored or modified copy, as research repositories carry;
+4. the installed `verl` distribution's files (found through its metadata, never imported);
+5. a pin: `verl==X` in the script's header comments, or a `REQUIRED_VERL.txt` between the
+   script and the project root;
+6. the newest bundled release.
+
+A tree on disk is mined with the same code the build script runs over verl's wheels
+(`verl_lint.verl.mine`): entry points, config groups, dataclass fields, converted nodes,
+registered names. Its own `verl/version/version` picks the nearest bundled release for the
+curated knowledge (renames, enums, constraints). Mining results are cached by the tree's content
+hash (in memory, and in the user cache dir), so a second run costs what a bundled release costs.
+Nothing in the tree is imported or executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from verl_lint.verl.versions import NEWEST
+
+CONFIG_MARKER = Path("verl") / "trainer" / "config"
+_MAX_TREE_FILES = 20_000  # a runaway walk (a symlinked home) is not a verl tree
+_REQUIRED = "REQUIRED_VERL.txt"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a script sits: its folder, the project root above it (None when unknown) and the
+    folder verl-lint runs in (what `$(pwd)` is when the user starts the script from here)."""
+
+    script_dir: Path | None
+    project_root: Path | None
+    cwd: Path
+
+    @classmethod
+    def for_script(cls, path: str | None, config_file: str | None = None) -> "Workspace":
+        cwd = Path.cwd()
+        if not path or path == "-":
+            return cls(script_dir=None, project_root=None, cwd=cwd)
+        script_dir = (cwd / path).parent
+        root = Path(config_file).resolve().parent if config_file else git_root(script_dir)
+        return cls(script_dir=script_dir, project_root=root, cwd=cwd)
+
+    def folders_up(self) -> Iterator[Path]:
+        """The script's folder and its parents up to the project root (only the script's
+        folder when no root is known): where a workspace's own files may sit."""
+        if self.script_dir is None:
+            return
+        here = _resolve(self.script_dir)
+        root = _resolve(self.project_root) if self.project_root else None
+        if root is None or (here != root and root not in here.parents):
+            yield here
+            return
+        while True:
+            yield here
+            if here == root or here.parent == here:
+                return
+            here = here.parent
+
+
+@lru_cache(maxsize=256)
+def git_root(folder: Path) -> Path | None:
+    here = _resolve(folder)
+    for d in (here, *here.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def _resolve(p: Path) -> Path:
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):
+        return p.absolute()
+
+
+# --- finding a tree ------------------------------------------------------------------------------
+
+def is_verl_tree(root: Path) -> bool:
+    """`root/verl/trainer/config/` exists (root is the folder that holds the `verl` package)."""
+    try:
+        return (root / CONFIG_MARKER).is_dir()
+    except OSError:
+        return False
+
+
+def tree_root(path: Path) -> Path | None:
+    """The folder holding the `verl` package, given it or the package folder itself."""
+    for cand in (path, path.parent):
+        if is_verl_tree(cand) and (cand is path or path.name == "verl"):
+            return _resolve(cand)
+    return None
+
+
+def workspace_tree(ws: Workspace) -> Path | None:
+    for d in ws.folders_up():
+        if is_verl_tree(d):
+            return d
+    return None
+
+
+@lru_cache(maxsize=1)
+def installed_tree() -> Path | None:
+    """The installed `verl` distribution's tree (the folder holding its `verl/` package), from
+    its metadata: the files are read, the package is never imported."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("verl")
+        root = Path(str(dist.locate_file(""))).resolve()
+    except Exception:  # noqa: BLE001 - a broken install must not break linting
+        return None
+    return root if is_verl_tree(root) else None
+
+
+@lru_cache(maxsize=1)
+def installed_verl_version() -> str | None:
+    """The version of an installed `verl` distribution, from its metadata (no import)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("verl")
+    except Exception:  # noqa: BLE001 - a broken install must not break linting
+        return None
+
+
+_REQUIREMENT = re.compile(r"\bverl\s*(?:==|>=|~=)\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$",
+                          re.M)
+
+
+def required_verl(ws: Workspace) -> tuple[str, Path] | None:
+    """(version, file) from the nearest `REQUIRED_VERL.txt` (`verl==0.8.0`, or a bare `0.8.0`)."""
+    for d in ws.folders_up():
+        f = d / _REQUIRED
+        try:
+            text = f.read_text(errors="replace")[:4096] if f.is_file() else None
+        except OSError:
+            text = None
+        if text:
+            m = _REQUIREMENT.search(text)
+            if m:
+                return (m.group(1) or m.group(2)).rstrip("."), f
+    return None
+
+
+# --- reading a tree ------------------------------------------------------------------------------
+
+class TreeFiles(Mapping[str, bytes]):
+    """The files of a verl tree the miners read (`verl/**/*.py`, config YAMLs, the version file),
+    keyed by their path below the root; contents are read once, on first use."""
+
+    def __init__(self, root: Path, paths: list[str]) -> None:
+        self.root = root
+        self._paths = paths
+        self._index = frozenset(paths)
+        self._data: dict[str, bytes] = {}
+
+    @classmethod
+    def scan(cls, root: Path) -> "TreeFiles":
+        paths: list[str] = []
+        base = root / "verl"
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            for name in sorted(filenames):
+                if name.endswith((".py", ".yaml")) or (name == "version" and rel == "verl/version"):
+                    paths.append(f"{rel}/{name}")
+            if len(paths) > _MAX_TREE_FILES:
+                break
+        return cls(root, paths)
+
+    def __getitem__(self, key: str) -> bytes:
+        got = self._data.get(key)
+        if got is None:
+            if key not in self._index:
+                raise KeyError(key)
+            try:
+                got = (self.root / key).read_bytes()
+            except OSError:
+                got = b""
+            self._data[key] = got
+        return got
+
+    def __iter__(self):
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def fingerprint(self) -> str:
+        """sha1 over every path and content: equal trees share cached knowledge."""
+        h = hashlib.sha1()
+        for p in self._paths:
+            h.update(p.encode() + b"\0" + self[p] + b"\0")
+        return h.hexdigest()
+
+
+def dir_fingerprint(folder: Path) -> str:
+    """sha1 over a config folder's YAML files (paths and contents), for composed-tree caching."""
+    h = hashlib.sha1()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".yaml"):
+                p = Path(dirpath) / name
+                try:
+                    data = p.read_bytes()
+                except OSError:
+                    continue
+                h.update(str(p.relative_to(folder)).encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
+
+
+def default_version() -> str:
+    return NEWEST
+
+
+def tree_version_of(root: Path) -> str | None:
+    try:
+        text = (root / "verl" / "version" / "version").read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return text[:64] or None
