@@ -18,6 +18,9 @@ Per release it writes (flat, so setuptools' package-data globs ship them):
   fields of every dataclass a `_target_` names, the config nodes verl's code converts into
   dataclasses, registered names, the module list — with `ast`, never importing verl. The same
   miner reads a verl tree on disk at lint time (a vendored or installed verl).
+It also runs the knowledge miners (`verl_lint.verl.mine.knowledge_miners()`: the startup asserts
+VL412 reads, the model-support lists VL411 reads) over each wheel's code and writes
+`data/mined_constraints.json` and `data/model_support.json` ({version: mined}).
 `renames.json`, `enums.json`, `constraints.json` are curated from verl's git history (they cannot
 be derived from a wheel): `--curated` copies them in; review the diff either way.
 """
@@ -39,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from verl_lint.verl.compose import compose_tree  # noqa: E402
 from verl_lint.verl.configs import tree_key  # noqa: E402
+from verl_lint.verl.mine import knowledge_miners, render_knowledge  # noqa: E402
 from verl_lint.verl.mine.release import TRAINER_CONFIG, mine_release, yaml_targets  # noqa: E402
 from verl_lint.verl.versions import SUPPORTED_VERSIONS  # noqa: E402
 
@@ -130,6 +134,8 @@ def main() -> None:
     ap.add_argument("--curated", type=Path, help="copy renames/enums/constraints.json from DIR")
     args = ap.parse_args()
     args.wheels.mkdir(parents=True, exist_ok=True)
+    knowledge = {name: json.loads((OUT / name).read_text()) if (OUT / name).exists() else {}
+                 for name in knowledge_miners()}
     for version in args.versions:
         fields = None
         if args.source_dir:
@@ -139,6 +145,11 @@ def main() -> None:
         else:
             files = wheel_files(version, args.wheels, args.download)
         build_version(version, files, fields)
+        if not args.source_dir:  # the knowledge miners read Python code: wheels only
+            for name, miner in knowledge_miners().items():
+                knowledge[name][version] = miner(files)
+    for name, mined in knowledge.items():
+        (OUT / name).write_text(render_knowledge(mined), encoding="utf-8")
     if args.curated:
         for name in ("renames.json", "enums.json", "constraints.json"):
             shutil.copyfile(args.curated / name, OUT / name)

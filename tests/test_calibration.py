@@ -182,3 +182,11 @@ def test_corpus_real_findings_stay(corpus_findings):
     assert len(_of(found, "VL405", Severity.WARNING)) >= 3
     assert len(_of(found, "VL204")) >= 37  # the removed key makes Hydra refuse the launch
     assert len(_of(found, "VL209", Severity.INFO)) >= 17  # grad_clip=1.0: redundant
+
+
+# ---- VL206: a scalar where a list belongs is a warning (verl's instantiate checks no types) ---
+
+def test_vl206_scalar_for_a_list_is_a_warning_other_mismatches_errors():
+    got = severities("VL206/bad_types")
+    assert (16, Severity.WARNING) in got  # save_contents=model: the list is lost
+    assert any(sev is Severity.ERROR for line, sev in got if line != 16)

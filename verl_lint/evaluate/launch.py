@@ -62,7 +62,8 @@ def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch 
     if script is not None and not is_verl_script(script):
         return None
     launch = Launch(module=module, script=script, launcher=launcher, span=cmd.span,
-                    overrides=[], passthrough=[])
+                    overrides=[], passthrough=[],
+                    torchrun_options=_torchrun_options(vals, leads, i, k))
     _arguments(launch, fields[k:], vals[k:], leads[k:], span_fn)
     return launch
 
@@ -187,6 +188,43 @@ def _torchrun(vals: list, leads: list[str], j: int, launcher: str):
             return a, None, launcher, j + 1
         return (None, a, launcher, j + 1) if a.endswith(".py") and not opaque else None
     return None
+
+
+def _torchrun_options(vals: list, leads: list[str], i: int, k: int) -> dict | None:
+    """torchrun's own options among words i…k-1 (`torchrun …` or `python -m
+    torch.distributed.run …`), or None when the launch does not go through torchrun."""
+    start = None
+    for j in range(i, k):
+        if _base(vals[j]) == "torchrun":
+            start = j + 1
+        elif vals[j] in ("-m", "--module") and j + 1 < k and vals[j + 1] in (
+                "torch.distributed.run", "torch.distributed.launch"):
+            start = j + 2
+        if start is not None:
+            break
+    if start is None:
+        return None
+    opts: dict = {}
+    j = start
+    while j < k:
+        a, lead = vals[j], leads[j]
+        if not lead.startswith("--"):
+            if a in ("-m", "--module") or isinstance(a, str):
+                break  # the module or the script: the options are over
+            opts["*"] = a.reason if isinstance(a, Unknown) else "an unknown word"
+            j += 1
+            continue
+        name, eq, value = lead[2:].partition("=")
+        name = name.replace("-", "_")
+        if eq:
+            opts[name] = value if isinstance(a, str) else a
+            j += 1
+        elif f"--{name}" in _TORCHRUN_FLAGS or lead in _TORCHRUN_FLAGS:
+            j += 1
+        else:
+            opts[name] = vals[j + 1] if j + 1 < k else None
+            j += 2
+    return opts
 
 
 def _after_flag(f: Field):

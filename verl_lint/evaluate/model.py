@@ -95,6 +95,31 @@ class Launch:
     overrides: list[Override] = field(default_factory=list)
     passthrough: list[Passthrough] = field(default_factory=list)
     span: Span  # the whole command
+    # torchrun's own options (`--nproc_per_node=8` → {"nproc_per_node": "8"}, dashes as `_`);
+    # None when the launch does not go through torchrun; key "*" = an unknown word among them
+    torchrun_options: dict[str, Value] | None = None
+
+    @property
+    def world_size(self) -> int | Unknown | None:
+        """How many processes torchrun starts: `--nproc_per_node` × `--nnodes` (torchrun's
+        defaults: 1 and 1). None without torchrun; Unknown when an option is not a known
+        number (`--nproc_per_node=gpu`, an elastic `--nnodes=1:4`, `$DIST_ARGS`)."""
+        opts = self.torchrun_options
+        if opts is None:
+            return None
+        if "*" in opts:
+            return Unknown(reason=f"torchrun options only known at run time: {opts['*']}")
+        size = 1
+        for name in ("nproc_per_node", "nnodes"):
+            value = opts.get(name, "1")
+            if isinstance(value, str) and ":" in value and name == "nnodes":
+                low, _, high = value.partition(":")
+                value = low if low == high else value
+            if not (isinstance(value, str) and value.strip().isdigit()):
+                return value if isinstance(value, Unknown) else Unknown(reason=
+                    f"torchrun --{name}={value} is not a fixed number")
+            size *= int(value)
+        return size
 
 
 @record

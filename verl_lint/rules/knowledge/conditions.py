@@ -280,9 +280,32 @@ def key_holds(cond: "KeyCondition", facts: Facts, families: "FamilyMatcher") -> 
     return None if any(a is None for a in answers) or not answers else False
 
 
-def _model_holds(m: "ModelCondition", info: "ModelInfo | None") -> bool | None:
+@lru_cache(maxsize=1)
+def _model_support() -> dict[str, dict[str, Any]]:
+    import json
+
+    from verl_lint.verl.data import DATA_DIR
+
+    return json.loads((DATA_DIR / "model_support.json").read_bytes())
+
+
+def mined_list(version: str, name: str) -> dict[str, Any] | None:
+    """`{"values": [...], "at": "path:line"}`: a model list mined from that release's code
+    (`verl_lint/verl/mine/model_support.py`), or None when the release has no such list."""
+    found = _model_support().get(version, {}).get(name)
+    return found if isinstance(found, dict) and "values" in found else None
+
+
+def _model_holds(m: "ModelCondition", info: "ModelInfo | None",
+                 version: str | None = None) -> bool | None:
     if info is None:
         return None
+    if m.architectures_outside is not None:
+        listed = mined_list(version, m.architectures_outside) if version else None
+        if listed is None or not info.architectures:
+            return None
+        if set(info.architectures) & set(listed["values"]):
+            return False
     if m.family is not None and info.family not in m.family:
         return False
     if m.traits is not None and not set(m.traits) <= info.traits:
@@ -312,7 +335,8 @@ def when_holds(when: "When", facts: Facts, families: "FamilyMatcher") -> bool:
             v = facts.value(key)
             if v is UNKNOWN or v not in allowed:
                 return False
-    if when.model is not None and _model_holds(when.model, facts.model(families)) is not True:
+    if when.model is not None and \
+            _model_holds(when.model, facts.model(families), facts.version) is not True:
         return False
     for cond in when.config:
         conds = cond.any if isinstance(cond, AnyOf) else [cond]

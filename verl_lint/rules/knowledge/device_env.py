@@ -29,9 +29,13 @@ if TYPE_CHECKING:
     from verl_lint.shell.model import Assignment
 
 # (variable or prefix*, the device it belongs to, what the other device uses instead)
+# The allocator settings: torch_npu's caching allocator reads only PYTORCH_NPU_ALLOC_CONF
+# (torch_npu NPUAllocatorConfig.h), CUDA's only PYTORCH_CUDA_ALLOC_CONF.
 _FOREIGN = {
-    "npu": (("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"), ("NCCL_*", "HCCL_*")),
+    "npu": (("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"), ("NCCL_*", "HCCL_*"),
+            ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NPU_ALLOC_CONF")),
     "gpu": (("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"), ("HCCL_*", "NCCL_*"),
+            ("PYTORCH_NPU_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"),
             ("ASCEND_*", None), ("PYTORCH_NPU_*", None), ("VLLM_ASCEND_*", None)),
 }
 _VENDOR = {"npu": "Ascend NPU", "gpu": "NVIDIA GPU"}
@@ -47,15 +51,19 @@ class DeviceEnvMismatch(Rule):
 
     ## What it does
     In a device branch (`case "$DEVICE" in gpu) … npu) …`, or `if [ "$DEVICE" = npu ]`), reports
-    environment variables of the other vendor's stack: `CUDA_VISIBLE_DEVICES` or `NCCL_*` in the
-    npu branch; `ASCEND_RT_VISIBLE_DEVICES`, `HCCL_*`, `ASCEND_*`, `PYTORCH_NPU_*` or
-    `VLLM_ASCEND_*` in the gpu branch. On verl releases before 0.7.0 it also reports an NPU
+    environment variables of the other vendor's stack: `CUDA_VISIBLE_DEVICES`, `NCCL_*` or
+    `PYTORCH_CUDA_ALLOC_CONF` in the npu branch; `ASCEND_RT_VISIBLE_DEVICES`, `HCCL_*`,
+    `ASCEND_*`, `PYTORCH_NPU_*` (`PYTORCH_NPU_ALLOC_CONF`) or `VLLM_ASCEND_*` in the gpu
+    branch. `VLLM_ATTENTION_BACKEND` is not reported on NPU: vllm-ascend's platform picks its
+    own attention backend whatever it says, and verl's own Ascend examples set it. On verl releases before 0.7.0 it also reports an NPU
     scenario whose effective `trainer.device` is not `npu`.
 
     ## Why is this bad?
     The branch was copied from the other device and not adapted: Ascend ignores
     `CUDA_VISIBLE_DEVICES` (it reads `ASCEND_RT_VISIBLE_DEVICES`) and HCCL ignores `NCCL_*`, so
-    the run uses every device, or the wrong timeouts and buffers. Before verl 0.7.0, verl did not
+    the run uses every device, or the wrong timeouts and buffers; torch_npu's allocator reads
+    `PYTORCH_NPU_ALLOC_CONF` only, so `expandable_segments`/`max_split_size_mb` given as
+    `PYTORCH_CUDA_ALLOC_CONF` never take effect (verl's NPU scripts use the NPU name). Before verl 0.7.0, verl did not
     detect `torch_npu` by itself: without `trainer.device=npu` an NPU job starts on `cuda` and
     fails.
 
@@ -106,6 +114,8 @@ class DeviceEnvMismatch(Rule):
 
     ## References
     - verl Ascend quick start: `ASCEND_RT_VISIBLE_DEVICES`, HCCL settings
+    - torch_npu `NPUAllocatorConfig.h` (`getenv("PYTORCH_NPU_ALLOC_CONF")`); verl
+      `examples/grpo_trainer/run_qwen3_30b_veomni.sh` (npu branch: `PYTORCH_NPU_ALLOC_CONF`)
     - verl 0.7.0 detects `torch_npu` and sets `trainer.device` itself
     - https://github.com/verl-project/verl/pull/6318 (seed 002: per-device environment blocks)
     """

@@ -26,6 +26,8 @@ class _Family(BaseModel):
     match: str
     traits: tuple[str, ...] = ()
     params_b: float | None = None
+    # the Hugging Face `architectures` a checkpoint of the family may declare (config.json)
+    architectures: tuple[str, ...] = ()
     note: str = ""
 
 
@@ -48,6 +50,7 @@ class ModelInfo:
     label: str | None
     traits: frozenset[str]
     params_b: float | None
+    architectures: tuple[str, ...] = ()
 
     def describe(self) -> str:
         size = f", {self.params_b:g}B parameters" if self.params_b is not None else ""
@@ -64,13 +67,16 @@ class FamilyMatcher:
         family = label = None
         traits: set[str] = set()
         params = None
+        archs: tuple[str, ...] = ()
         for f, rx in self._families:
             if rx.search(path):
-                family, label, params = f.name, f.label or f.name, f.params_b
+                family, label, params, archs = f.name, f.label or f.name, f.params_b, \
+                    f.architectures
                 traits.update(f.traits)
                 break
         traits.update(t for t, rx in self._traits if rx.search(path))
-        return ModelInfo(path, family, label, frozenset(traits), parse_params_b(path) or params)
+        return ModelInfo(path, family, label, frozenset(traits), parse_params_b(path) or params,
+                         archs)
 
 
 def parse_params_b(path: str) -> float | None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.conditions import (
-    MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, normalize, show, when_holds,
+    MODEL_PATH, ROLLOUT_NAME, STRATEGY, Facts, entry_results, mined_list, normalize, show,
+    when_holds,
 )
 from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, missing_anchor, value_span,
@@ -82,7 +83,12 @@ class KnowledgeRule(Rule):
 
     def _fields(self, facts: Facts) -> dict[str, Any]:
         info = facts.model(self.families)
+        model = self.spec.when.model
+        listed = mined_list(facts.version, model.architectures_outside) \
+            if model is not None and model.architectures_outside else None
         return {
+            "architectures": ", ".join(info.architectures) if info else "?",
+            "evidence": listed["at"] if listed else "?",
             "device": facts.device or "any device", "version": facts.version,
             "model": show(facts.value(MODEL_PATH)),
             "family": info.label if info and info.label else "unknown family",
@@ -143,7 +149,8 @@ class KnowledgeRule(Rule):
 
     def _anchor(self, ctx: "LaunchContext", facts: Facts) -> Span:
         """Where a finding about a default or missing value points: the script's override of a
-        key the rule's `when` depends on, else the launch's first line."""
+        key the rule's `when` depends on, else the entry point's word for a rule about one,
+        else the launch's first line."""
         when = self.spec.when
         keys = [c.key for c in when.config if hasattr(c, "key")]
         keys += [ROLLOUT_NAME] * bool(when.rollout) + [STRATEGY] * bool(when.strategy)
@@ -152,7 +159,8 @@ class KnowledgeRule(Rule):
             span = self._span_of(ctx, facts.config.get(key))
             if span is not None:
                 return span
-        return ctx.head_span()
+        # a rule about an entry point points at the module the launch runs
+        return ctx.entry_span() if when.entry_point else ctx.head_span()
 
 
 def build_rule(spec: "RuleSpec", *, origin: str, families: "FamilyMatcher") -> type[Rule]:

@@ -28,7 +28,8 @@ _CODE = re.compile(r"^[A-Z]{1,8}[0-9]{3,4}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # what `message`/`help` templates may use (filled by the interpreter)
 PLACEHOLDERS = frozenset({"key", "value", "origin", "expected", "other", "family", "params_b",
-                          "model", "rollout", "strategy", "device", "version"})
+                          "model", "rollout", "strategy", "device", "version", "architectures",
+                          "evidence"})
 _KEY = re.compile(r"^[A-Za-z0-9_]+(\.([A-Za-z0-9_]+|\*|\*\*))*$")
 
 
@@ -145,6 +146,10 @@ class ModelCondition(BaseModel):
     family: list[str] | None = None  # any of these families (model_families.yaml)
     traits: list[str] | None = None  # every one of these traits
     params_b: dict[Literal["==", "!=", "<", "<=", ">", ">="], float] | None = None
+    # the name of a per-release list mined from verl's code (verl_lint/verl/data/
+    # model_support.json, e.g. `mcore_architectures`): holds when none of the family's
+    # `architectures` is in that release's list (unknown without architectures or list)
+    architectures_outside: str | None = None
 
     _one_or_many = field_validator("family", "traits", mode="before")(_listify)
 

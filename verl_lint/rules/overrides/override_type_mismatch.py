@@ -75,8 +75,12 @@ class OverrideTypeMismatch(Rule):
     `entropy_coeff: 0` takes 0.001).
 
     ## Why is this bad?
-    Hydra does not check types. verl fails when it builds its dataclasses, or worse, runs with
-    a truthy string `"Flase"` or the model path `"None"`.
+    Hydra does not check types, and neither does verl when it builds its dataclasses
+    (`hydra.utils.instantiate`): text where a number belongs fails when the value is first used,
+    a truthy string `"Flase"` or the model path `"None"` runs silently wrong. A single value
+    where a list or mapping belongs is a warning: whether anything fails depends on the code
+    that reads it (verl's Megatron optimizer never reads `optim.betas` for Adam), but the value
+    the author meant is lost either way.
 
     ## Example
     ```bash
@@ -128,6 +132,11 @@ class OverrideTypeMismatch(Rule):
                 continue
             ov = a.override
             default_txt = "null" if default is None else repr(default)
+            # verl builds its dataclasses with `instantiate`, which checks no types: a scalar
+            # where a list belongs fails only if some reader iterates it (Megatron never reads
+            # `optim.betas` for Adam), so the run may start with the value lost: a warning
+            severity = Severity.WARNING if want in ("list", "dict") else None
             yield self.diagnostic(ov.value_span or ov.span,
                                   f"{a.key} expects {want or 'a value'} (verl "
-                                  f"{ctx.release.version} default {default_txt}): {why}")
+                                  f"{ctx.release.version} default {default_txt}): {why}",
+                                  severity=severity)
