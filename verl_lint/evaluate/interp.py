@@ -8,6 +8,7 @@ Values the script cannot know are `Unknown(reason)`; nothing is guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from verl_lint.evaluate import arith
@@ -40,11 +41,17 @@ _MAX_UNROLL = 16
 _MAX_ARITH_LOOKUPS = 10_000
 # statements interpreted per scenario: unrolled loops and calls nest multiplicatively
 _MAX_STEPS = 20_000
+_MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
 
 
 class BudgetExceeded(Exception):
     """The script would take too long to interpret (hostile nesting of loops or calls)."""
-_IFS = re.compile(r"[ \t\n]+")
+_IFS_SPLIT = re.compile(r"([ \t\n]+)")  # keeps the separators: odd items are blanks
+# pathname expansion: what bash matches against file names. A `[…]` with a comma or a quote
+# is a Hydra list (`trainer.logger=["console","wandb"]`): it would only match a file named like
+# `trainer.logger=c`, and verl-lint reads the same list written literally as itself too
+_GLOB = re.compile(r"[*?]|\[[^]/,'\"]+\]")
+_ANY_GLOB = re.compile(r"[*?]|\[[^]]+\]")  # under nullglob even `[a,b]` vanishes
 _NPU_WORD = re.compile(r"\bnpu\b")  # not `torch_npu`
 _GPU_WORD = re.compile(r"\bgpu\b")
 
@@ -54,12 +61,14 @@ def is_environment(name: str, known_env: frozenset[str]) -> bool:
 
 
 class Var:
-    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env")
+    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys")
 
     def __init__(self, parts=None, array=None, exported=False, status="set", fed_by=(),
-                 note="", env=False) -> None:
+                 note="", env=False, keys=None) -> None:
         self.parts = parts  # tuple[Part] for scalars
         self.array = array  # list[Field] for arrays
+        # associative arrays (`declare -A`): key → parts, or an Unknown for unknown contents
+        self.keys = keys
         self.exported = exported
         self.status = status  # "set" | "maybe"
         self.fed_by = fed_by
@@ -68,14 +77,17 @@ class Var:
 
     def replace(self, **kw) -> "Var":
         v = Var(self.parts, self.array, self.exported, self.status, self.fed_by, self.note,
-                self.env)
+                self.env, self.keys)
         for k, val in kw.items():
             setattr(v, k, val)
         return v
 
     def same_value(self, other: "Var") -> bool:
-        if (self.array is None) != (other.array is None):
+        if (self.array is None) != (other.array is None) or \
+                (self.keys is None) != (other.keys is None):
             return False
+        if self.keys is not None:
+            return _keys_value(self.keys) == _keys_value(other.keys)
         if self.array is not None:
             return len(self.array) == len(other.array) and all(
                 a.value == b.value for a, b in zip(self.array, other.array))
@@ -110,7 +122,7 @@ def location_of(body: str) -> "str | tuple[str, str] | None":
 
 class State:
     __slots__ = ("vars", "options", "positional", "taint", "dead", "returned", "funcs",
-                 "elsewhere")
+                 "elsewhere", "aliases")
 
     def __init__(self) -> None:
         self.vars: dict[str, Var] = {}
@@ -121,6 +133,7 @@ class State:
         self.returned = False  # `return` ran inside a function
         self.funcs: dict[str, Function] = {}
         self.elsewhere: dict[str, str] = {}  # name → "only the gpu branch … assigns it"
+        self.aliases: dict[str, list[str] | None] = {}  # `alias PY=python3` (None: unknown)
 
     def copy(self) -> "State":
         s = State()
@@ -132,6 +145,7 @@ class State:
         s.returned = self.returned
         s.funcs = dict(self.funcs)
         s.elsewhere = dict(self.elsewhere)
+        s.aliases = dict(self.aliases)
         return s
 
 
@@ -168,6 +182,11 @@ class Interpreter:
     # ------------------------------------------------------------------------------------------
     def run(self) -> ScenarioRun:
         st = State()
+        # a device value the scenario assumes, for a script that never assigns the variable,
+        # reaches its uses only when the caller exports it
+        self.assumed = {n for n in self.scenario.assumed
+                        if not any(a.name == n and (a.value is not None or a.array is not None)
+                                   for a in self.model.assignments)}
         for name, value in self.scenario.pins:
             st.vars[name] = Var(parts=(Part(value),), exported=True, env=True)
         self.block(self.model.body, st)
@@ -183,18 +202,32 @@ class Interpreter:
         self.steps -= len(stmts)
         if self.steps < 0:
             raise BudgetExceeded
+        prev = None
         for s in stmts:
             if st.dead or st.returned:
                 break
-            if s.conditional:
+            if s.after:
                 alt = st.copy()
                 self.stmt(s, alt)
                 merged = self.merge([alt, st], ["when the command before `&&`/`||` allows it",
                                                 "otherwise"])
                 _assign_state(st, merged)
+                if alt.dead and isinstance(prev, Command):
+                    self.narrow_guard(prev, s, st)
             else:
                 self.stmt(s, st)
+                prev = s
         return st
+
+    def narrow_guard(self, test: Command, then, st: State) -> None:
+        """`[ -z "$X" ] && { echo …; exit 1; }` (or `[ -n "$X" ] || exit 1`): past it X is set."""
+        guard = guard_test(test)
+        if guard is None or guard[0] in st.vars:
+            return
+        if (guard[1], then.after) in (("-z", "&&"), ("-n", "||")):
+            st.vars[guard[0]] = Var(parts=(Part(unknown(
+                f"${guard[0]} is only known to be non-empty here")),), exported=True,
+                fed_by=(test.span,))
 
     def stmt(self, s, st: State) -> None:
         if isinstance(s, Assignment):
@@ -303,6 +336,7 @@ class Interpreter:
             for k, v in s.elsewhere.items():
                 base.elsewhere.setdefault(k, v)
             base.funcs.update(s.funcs)
+            base.aliases.update(s.aliases)
             if s.taint and not base.taint:
                 base.taint = s.taint
         base.returned = all(s.returned for s, _ in alive)
@@ -373,7 +407,7 @@ class Interpreter:
         if cond is None:
             return True
         if cond.variable is None:
-            return None
+            return self.test_list(cond.statements, st)
         if cond.variable in st.vars and cond.subject is not None \
                 and any(p.operator for p in cond.subject.variables()):
             # `[ "${MODE:-fast}" = fast ]` after `MODE=`: the default is part of the value
@@ -395,6 +429,59 @@ class Interpreter:
         else:
             eq = v == cond.operand
         return eq if cond.operator in ("=", "==") else not eq
+
+    def test_list(self, stmts, st: State) -> bool | None:
+        """`[ "$A" = x ] && [ "${N}" -gt 1 ] || …` of tests: decided when every test that
+        matters is (left to right, as bash runs `&&` and `||`)."""
+        verdict: bool | None = None
+        for k, s in enumerate(stmts):
+            if not isinstance(s, Command) or s.prefix or (k and s.after not in ("&&", "||")):
+                return None
+            if k and (verdict is (s.after == "||")):
+                continue  # short-circuit: this test does not run
+            v = self.test_verdict(s, st)
+            if k and verdict is None:
+                verdict = None if v is None or v is (s.after == "&&") else v
+            else:
+                verdict = v
+        return verdict
+
+    def test_verdict(self, c: Command, st: State) -> bool | None:
+        """`[ A = B ]`, `[[ A != B ]]`, `test -z A`, `[ A -gt B ]`… on known words, else None."""
+        words = c.words
+        name = words[0].literal if words else None
+        close = {"[": "]", "[[": "]]", "test": None}.get(name or "", "")
+        if close == "" or (close and (len(words) < 2 or words[-1].literal != close)):
+            return None
+        operands = words[1:-1] if close else words[1:]
+        vals = []
+        for w in operands:
+            v = parts_value(self.expand_scalar(w, st))
+            unquoted = any(p.kind != "literal" and p.quoted == "none" for p in w.pieces)
+            if not isinstance(v, str) or (unquoted and name != "[[" and
+                                          (v == "" or _IFS_SPLIT.search(v))):
+                return None  # unknown, or split by `[` into other operands
+            vals.append(v)
+        if len(vals) == 1:
+            return vals[0] != ""
+        if len(vals) == 2 and vals[0] in ("-z", "-n") and operands[0].literal is not None:
+            return (vals[1] == "") == (vals[0] == "-z")
+        if len(vals) != 3 or operands[1].literal is None:
+            return None
+        a, op, b = vals
+        if op in ("=", "==", "!="):
+            if name == "[[":
+                eq = patterns.match(a, self.pattern(operands[2], st))
+                if eq is None:
+                    return None
+            else:
+                eq = a == b
+            return eq if op != "!=" else not eq
+        ints = {"-eq": int.__eq__, "-ne": int.__ne__, "-lt": int.__lt__, "-le": int.__le__,
+                "-gt": int.__gt__, "-ge": int.__ge__}
+        if op in ints and re.fullmatch(r"\s*-?\d+\s*", a) and re.fullmatch(r"\s*-?\d+\s*", b):
+            return ints[op](int(a), int(b))
+        return None
 
     def if_(self, s: If, st: State) -> None:
         _assign_state(st, self._if_from(s, 0, st))
@@ -455,17 +542,25 @@ class Interpreter:
             self.frames[-1][a.name] = st.vars.get(a.name)
             if a.value is None and a.array is None:
                 st.vars.pop(a.name, None)
+                if any("A" in f for f in a.flags):
+                    st.vars[a.name] = Var(keys={}, fed_by=(a.span,))
                 return
         exported = a.exported or (old.exported if old is not None else False)
         if a.value is None and a.array is None:  # `export X`, `readonly X`
             if old is not None:
                 target[a.name] = old.replace(exported=exported)
+            elif "A" in "".join(a.flags):
+                target[a.name] = Var(keys={}, exported=exported, fed_by=(a.span,))
             elif "a" in "".join(a.flags):
                 target[a.name] = Var(array=[], exported=exported, fed_by=(a.span,))
             return
+        assoc = any("A" in f for f in a.flags) or (old is not None and old.keys is not None)
+        if assoc:
+            self.assign_assoc(a, old, st, target, exported)
+            return
         keyed = a.array is not None and any(w.text.startswith("[") for w in a.array.elements)
-        if keyed and (any("A" in f for f in a.flags) or not _in_written_order(a.array.elements)):
-            # `declare -A M=([k]=v)`, `A=([2]=x [0]=y)`: keys and order are not modelled
+        if keyed and not _in_written_order(a.array.elements):
+            # `A=([2]=x [0]=y)`: a sparse array's order is not modelled
             target[a.name] = Var(parts=(Part(unknown(f"${a.name} has keyed elements")),),
                                  exported=exported, fed_by=(a.span,))
             return
@@ -517,6 +612,40 @@ class Interpreter:
             parts = tuple(old.parts or ()) + tuple(parts)
             fed = old.fed_by + fed
         target[a.name] = Var(parts=tuple(parts), exported=exported, fed_by=fed + (a.span,))
+
+    def assign_assoc(self, a: Assignment, old: Var | None, st: State, target: dict,
+                     exported: bool) -> None:
+        """`declare -A M=([k]=v …)`, `M[k]=v`, `M[k]+=v`: the subscript is a string (not
+        arithmetic, so `M[aime]` reads no `$aime`)."""
+        keys = old.keys if old is not None and old.keys is not None else {}
+        fed = (old.fed_by if old is not None else ()) + (a.span,)
+        if a.array is not None:
+            keys = {} if not a.append else keys
+            for f in (f for w in a.array.elements for f in self.expand_fields(w, st)):
+                text = f.value
+                m = _SUBSCRIPT.match(text) if isinstance(text, str) else None
+                if m is None or isinstance(keys, Unknown):
+                    keys = unknown(f"the keys of associative array {a.name}")
+                    break
+                keys = {**keys, m.group(1): (Part(text[m.end():]),)}
+        elif a.index is not None and a.value is not None:
+            key = parts_value(self.expand_scalar(a.index, st))
+            parts = self.expand_scalar(a.value, st)
+            if isinstance(key, Unknown) or isinstance(keys, Unknown):
+                keys = unknown(f"the keys of associative array {a.name}")
+            else:
+                prev = keys.get(key, ()) if a.append else ()
+                keys = {**keys, key: tuple(prev) + tuple(parts)}
+        target[a.name] = Var(keys=keys, exported=exported, fed_by=fed)
+
+    @staticmethod
+    def ifs_split(st: State):
+        """The regex that splits unquoted expansions (bash's default IFS: blanks and
+        newlines), or an Unknown when the script set IFS to something else."""
+        ifs = st.vars.get("IFS")
+        if ifs is None or (ifs.parts is not None and parts_value(ifs.parts) == " \t\n"):
+            return _IFS_SPLIT
+        return unknown("word splitting with the script's own $IFS")
 
     @staticmethod
     def joined(fields: list[Field], st: State):
@@ -572,6 +701,15 @@ class Interpreter:
             st.vars.update(prefix_env)  # `X=1 $(true)`: the assignment persists
             return
         name = fields[0].value
+        if isinstance(name, str) and name in st.aliases and "expand_aliases" in st.options \
+                and c.words[0].literal == c.words[0].text:  # an unquoted, unescaped name
+            words = st.aliases[name]
+            if words is None:
+                return  # what the alias runs is not known
+            fields = [Field([Part(x)], c.words[0].span) for x in words] + fields[1:]
+            if not fields:
+                return
+            name = fields[0].value
         if isinstance(name, str):
             if self.builtin(name, fields, c, st):
                 return
@@ -610,6 +748,22 @@ class Interpreter:
                         st.vars[var] = Var(parts=(Part(unknown(
                             f"${var} may be changed by {st.taint}")),), exported=v.exported,
                             status=v.status, fed_by=v.fed_by)
+            return True
+        if name == "shopt":
+            args = [f.value for f in fields[1:]]
+            if args and args[0] in ("-s", "-u"):
+                for o in args[1:]:
+                    if isinstance(o, str) and o in ("expand_aliases", "nullglob", "failglob"):
+                        (st.options.add if args[0] == "-s" else st.options.discard)(o)
+            return True
+        if name == "alias":
+            for f in fields[1:]:
+                v = f.value
+                if isinstance(v, str) and "=" in v:
+                    alias, _, body = v.partition("=")
+                    # a plain command line is read; quotes or expansions inside are not
+                    st.aliases[alias] = body.split() if not re.search(r"[\\'\"$`;|&<>()]",
+                                                                     body) else None
             return True
         if name == "eval":
             st.taint = f"`eval` (line {c.span.line})"
@@ -695,7 +849,7 @@ class Interpreter:
             return Anchored(reason=why, anchor=here.anchor, rest=f"{here.rest}/{target}")
         return unknown(why)
 
-    def record_use(self, p: Piece, st: State, has_default: bool) -> None:
+    def record_use(self, p: Piece, st: State, has_default: bool, required: bool = False) -> None:
         name = p.name
         if name is None or not (name[0].isalpha() or name[0] == "_"):
             return
@@ -704,7 +858,9 @@ class Interpreter:
             return
         v = st.vars.get(name)
         nounset = "nounset" in st.options
-        if v is not None:
+        if v is not None and v.env and nounset and name in self.assumed:
+            state, note = "unset", ""  # VL101 says the scenario assumed it
+        elif v is not None:
             state = "environment" if v.env else ("set" if v.status == "set" else "maybe")
             note = v.note
         elif is_environment(name, self.known_env):
@@ -714,7 +870,7 @@ class Interpreter:
         else:
             state, note = "unset", st.elsewhere.get(name, "")
         self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
-                                state=state, note=note, nounset=nounset)
+                                state=state, note=note, nounset=nounset, required=required)
 
     def working_dir(self, st: State, reason: str) -> Unknown:
         """`$(pwd)` / `$PWD`: where the user starts the script, until a `cd` moves it."""
@@ -737,6 +893,8 @@ class Interpreter:
             return None
         if v.array is not None:
             return v.array[0].value if v.array else ""
+        if v.keys is not None:
+            return _key_value(v.keys, "0")
         return parts_value(v.parts)
 
     def special(self, name: str, st: State):
@@ -767,6 +925,11 @@ class Interpreter:
         v = st.vars.get(name)
         if v is not None:
             acc.append((name, v.fed_by))
+            if v.keys is not None:
+                key = _literal_key(p.index or "0")
+                if key is None:
+                    return unknown(f"{p.text}: the key is only known at run time")
+                return _key_value(v.keys, key)
             if v.array is not None:
                 idx = p.index
                 if idx is None or idx == "0":
@@ -788,7 +951,8 @@ class Interpreter:
         """Expansion of a variable piece: ("parts", tuple) or ("fields", list[Field])."""
         op = p.operator
         name = p.name or ""
-        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"))
+        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"),
+                        op in (":?", "?"))
         # whole arrays / "$@"
         if op is None and (p.index in ("@", "*") or name in ("@", "*")):
             fields = self.array_fields(p, st, acc)
@@ -809,6 +973,12 @@ class Interpreter:
         if op is None:
             if val is None:
                 return "parts", (Part(self.unset_unknown(name, st)),)
+            v = st.vars.get(name)
+            if isinstance(val, Unknown) and v is not None and v.parts is not None and \
+                    p.index in (None, "0") and 1 < len(v.parts) <= _MAX_PARTS:
+                # keep the known text around the unknown: `C="a=1 m=$HOME/x"` then `$C`
+                # still splits into a known `a=1` and an `m=` of unknown value
+                return "parts", tuple(Part(x.value) for x in v.parts)
             return "parts", (Part(val),)
         if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
             if isinstance(val, Unknown):
@@ -834,6 +1004,10 @@ class Interpreter:
             if present:
                 return "parts", (Part(val),)
             required = unknown(f"${{{name}{op}}}: bash aborts when {name} is unset")
+            use = self.uses.get((p.span.start, name))
+            if val == "" and use is not None and use.state != "environment":
+                # set, but to nothing: `${X:?}` stops the run as surely as for an unset X
+                self.uses[(p.span.start, name)] = dataclasses.replace(use, state="unset")
             if name[:1].isalpha() or name[:1] == "_":  # past this point bash knows it is set
                 st.vars[name] = Var(parts=(Part(required),), exported=True, fed_by=(p.span,))
             return "parts", (Part(required),)
@@ -908,6 +1082,13 @@ class Interpreter:
                 return [Field([Part(val)], p.span, passthrough=val.reason)]
             return []  # unset array: expands to nothing
         acc.append((name, v.fed_by))
+        if v.keys is not None:
+            values = list(v.keys.values()) if isinstance(v.keys, dict) else None
+            if values is not None and len(values) <= 1:
+                return [Field(list(x), p.span, fed_by=v.fed_by, variables=(name,))
+                        for x in values]
+            reason = f"the values of associative array {name}, in bash's hash order"
+            return [Field([Part(unknown(reason))], p.span, passthrough=reason)]
         if v.array is not None:
             return [f.copy() for f in v.array]
         return [Field(list(v.parts or ()), p.span, fed_by=v.fed_by, variables=(name,))]
@@ -990,6 +1171,20 @@ class Interpreter:
 
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
+        out = self.expand_words(w, st, array)
+        if ("nullglob" in st.options or "failglob" in st.options) and "noglob" not in st.options:
+            # a pattern that matches no file: nullglob drops the word, failglob fails the
+            # command; which files match is only known at run time
+            unquoted = [p for p in w.pieces if p.quoted == "none"]
+            if any(p.kind == "literal" and _ANY_GLOB.search(p.text) for p in unquoted) or (
+                    any(p.kind != "literal" for p in unquoted) and any(
+                        isinstance(f.value, str) and _ANY_GLOB.search(f.value) for f in out)):
+                why = (f"{_short(w.text)}: under `shopt -s nullglob` bash drops it unless a "
+                       "file matches")
+                return [Field([Part(unknown(why))], w.span, array=array, passthrough=why)]
+        return out
+
+    def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
         if len(pieces) == 1 and pieces[0].kind == "literal" and pieces[0].quoted == "none" \
                 and "{" in pieces[0].text:
@@ -1013,20 +1208,32 @@ class Interpreter:
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
+        # why `cur` may stand for any number of words: an element only known at run time, or
+        # the result of an unquoted expansion bash globs against file names
+        many: str | None = None
+        globs = "noglob" not in st.options
 
-        def add(parts) -> None:  # in place: a word of many pieces stays linear
-            nonlocal cur, blank
+        def add(parts, reason: str | None = None) -> None:  # in place: a word stays linear
+            nonlocal cur, blank, many
             if cur is None:
                 cur = []
             cur.extend(parts)
             blank = blank and _blank(parts)
+            many = many or reason
 
         def finish() -> None:
-            nonlocal cur, blank
+            nonlocal cur, blank, many
             if cur is not None:
-                out.append(Field(cur, w.span))
+                out.append(Field(cur, w.span, passthrough=many))
             cur = None
             blank = True
+            many = None
+
+        def globbed(text: str, what: str) -> str | None:
+            if globs and _GLOB.search(text):
+                return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
+                       "against file names"
+            return None
 
         for k, p in enumerate(pieces):
             kind, val = self.piece(p, st, acc, p.quoted == "double")
@@ -1037,13 +1244,18 @@ class Interpreter:
                 fields = val
                 unquoted = p.quoted == "none"
                 if unquoted:
+                    ifs = self.ifs_split(st)
                     split: list[Field] = []
                     for f in fields:
                         v = f.value
-                        if isinstance(v, str) and _IFS.search(v):
-                            split.extend(f.copy(parts=[Part(x)]) for x in v.split())
+                        if isinstance(v, str) and not isinstance(ifs, Unknown) and ifs.search(v):
+                            split.extend(f.copy(parts=[Part(x)], passthrough=globbed(x, p.text))
+                                         for x in ifs.split(v)[::2] if x)
+                        elif isinstance(v, str) and isinstance(ifs, Unknown) and v:
+                            split.append(f.copy(parts=[Part(ifs)], passthrough=ifs.reason))
                         elif v != "" or f.passthrough:
-                            split.append(f)
+                            split.append(f if not isinstance(v, str) or f.passthrough else
+                                         f.copy(passthrough=globbed(v, p.text)))
                     fields = split
                 if not fields:
                     continue
@@ -1053,14 +1265,16 @@ class Interpreter:
                 for i, f in enumerate(fields):
                     if i:
                         finish()
-                    add(f.parts)
+                    add(f.parts, f.passthrough)
                 continue
             # scalar parts
             if p.quoted != "none" or kind == "quoted":
                 add(val)
                 continue
             value = parts_value(val)
-            if isinstance(value, Unknown):
+            ifs = self.ifs_split(st)
+            if isinstance(value, Unknown) and (isinstance(ifs, Unknown) or not any(
+                    isinstance(x.value, str) and ifs.search(x.value) for x in val)):
                 if cur is None and len(pieces) == 1:
                     out.append(Field([Part(value)], w.span, passthrough=None
                                      if p.kind in ("arithmetic",) else
@@ -1069,13 +1283,37 @@ class Interpreter:
                     continue
                 add((Part(value),))
                 continue
-            chunks = re.split(r"([ \t\n]+)", value)
-            for i, chunk in enumerate(chunks):
-                if i % 2 == 1:
+            if isinstance(ifs, Unknown):
+                add((Part(ifs),), ifs.reason if value else None)
+                continue
+            # split at the blanks of the known text; an unknown part stays in the word it
+            # touches (`k=$HOME/x` is one word, as everywhere), alone it may be several
+            segs: list[list[Part]] = [[]]
+            for x in val:
+                if isinstance(x.value, Unknown):
+                    segs[-1].append(x)
+                    continue
+                chunks = ifs.split(x.value)
+                for i, chunk in enumerate(chunks):
+                    if i % 2 == 1:
+                        segs.append([])
+                    elif chunk:
+                        segs[-1].append(Part(chunk, x.src if len(val) == 1 and len(chunks) == 1
+                                             else None))
+            for i, seg in enumerate(segs):
+                if i:
                     finish()
-                elif chunk:
-                    add((Part(chunk, val[0].src if len(val) == 1 and len(chunks) == 1
-                              else None),))
+                if not seg:
+                    continue
+                text = parts_value(seg)
+                if not isinstance(text, Unknown):
+                    add(seg, globbed(text, p.text))
+                elif all(isinstance(q.value, Unknown) for q in seg) and (i or cur is None) \
+                        and (i < len(segs) - 1 or k == len(pieces) - 1):
+                    add(seg, f"unquoted {_short(p.text)} may expand to several words "
+                             f"({text.reason})")
+                else:
+                    add(seg)
         finish()
         if not acc:
             if array is not None:
@@ -1132,6 +1370,27 @@ _SYSTEM_ENV_FILE = re.compile(r"(?:^|/)(?:set_env\.sh|activate|\.bashrc|\.bash_p
 _SUBSCRIPT = re.compile(r"\[([^\]]*)\]=")
 
 
+def _literal_key(index: str) -> str | None:
+    """The key `${M[aime]}`, `${M["aime"]}` names, or None when it expands something."""
+    if any(ch in index for ch in "$`\\"):
+        return None
+    if len(index) >= 2 and index[0] == index[-1] and index[0] in "'\"":
+        return index[1:-1]
+    return None if any(ch in index for ch in "'\"") else index
+
+
+def _key_value(keys, key: str):
+    """M[key] of an associative array: its value, None when unset, or an Unknown."""
+    if isinstance(keys, Unknown):
+        return keys
+    parts = keys.get(key)
+    return None if parts is None else parts_value(parts)
+
+
+def _keys_value(keys):
+    return keys if isinstance(keys, Unknown) else {k: parts_value(v) for k, v in keys.items()}
+
+
 def _in_written_order(elements) -> bool:
     """Every element is `[i]=v` with i counting 0, 1, 2… (the written order)."""
     keys = [_SUBSCRIPT.match(w.text) for w in elements]
@@ -1154,6 +1413,24 @@ def _operand_kind(p: Piece) -> str:
     split it even where the expansion itself is unquoted; else "parts"."""
     pieces = p.argument.pieces if p.argument is not None else ()
     return "quoted" if pieces and all(q.quoted != "none" for q in pieces) else "parts"
+
+
+def guard_test(c: Command) -> tuple[str, str] | None:
+    """(X, "-z" / "-n") for `[ -z "$X" ]`, `[[ -n $X ]]`, `test -z "$X"`, `[ "$X" ]` (-n)."""
+    words = [w.text for w in c.words]
+    if not words or words[0] not in ("[", "[[", "test"):
+        return None
+    inner = words[1:-1] if words[0] != "test" else words[1:]
+    if len(inner) == 1:
+        inner = ["-n", inner[0]]
+    if len(inner) != 2 or inner[0] not in ("-z", "-n"):
+        return None
+    pieces = [p for p in c.words[words.index(inner[1], 1)].pieces
+              if not (p.kind == "literal" and p.value == "")]
+    if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].operator is None \
+            and pieces[0].index is None and pieces[0].name and pieces[0].name[0] != "@":
+        return pieces[0].name, inner[0]
+    return None
 
 
 def _narrow(cond, st: State, holds: bool) -> None:

@@ -251,7 +251,8 @@ def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str]
     while k < len(fields):
         f = fields[k]
         if f.passthrough is not None:
-            launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough))
+            launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough,
+                                                 position=len(launch.overrides)))
             k += 1
             continue
         value, lead = vals[k], leads[k]
@@ -283,7 +284,8 @@ def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str]
         if "=" not in lead and isinstance(value, Unknown) and _lead(f)[1]:
             # an Unknown part follows the lead: `value` is that first Unknown part
             launch.passthrough.append(Passthrough(
-                span=f.span, reason=f"override key only known at run time: {value.reason}"))
+                span=f.span, reason=f"override key only known at run time: {value.reason}",
+                position=len(launch.overrides)))
         else:
             launch.overrides.append(_override(f, value, lead, span_fn))
         k += 1

@@ -52,6 +52,9 @@ class Scenario:
     label: str  # "DEVICE=npu"; "" when the script has a single scenario
     pins: tuple[tuple[str, str], ...] = ()  # variable values fixed for this scenario
     device: str | None = None  # "gpu" / "npu" when known
+    # pins the scenario assumes (the device value a branch tests) rather than the user's
+    # --device/--set: the caller must export them, nothing else gives them a value
+    assumed: tuple[str, ...] = ()
 
 
 OverridePrefix = Literal["", "+", "++", "~"]
@@ -79,6 +82,7 @@ class Passthrough:
 
     span: Span
     reason: str
+    position: int = 0  # how many of the launch's overrides come before it (argv order)
 
 
 @dataclass(slots=True, kw_only=True)  # filled in while the command is read: not a record
@@ -132,6 +136,7 @@ class VarUse:
     state: Literal["set", "unset", "maybe", "environment"]
     note: str = ""  # e.g. "only the gpu branch assigns it"
     nounset: bool = False  # `set -u` in force at this expansion
+    required: bool = False  # `${X:?message}` / `${X?}`: bash stops here when X is unset
 
 
 @dataclass(slots=True, kw_only=True)  # filled in while the script is interpreted

@@ -113,7 +113,7 @@ def infer_scenarios(model: ScriptModel, device: str | None = None,
     if fixed is not None:
         return [Scenario(label="", pins=base, device=device_name(fixed) or fixed)], var
     return [Scenario(label=f"{var}={v}", pins=tuple(sorted({**pins, var: v}.items())),
-                     device=device_name(v) or v) for v in values], var
+                     device=device_name(v) or v, assumed=(var,)) for v in values], var
 
 
 def evaluate_script(model: ScriptModel, *, device: str | None = None,

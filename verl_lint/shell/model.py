@@ -143,6 +143,9 @@ class _Node:
     path: tuple[BranchRef, ...] = ()
     function: str | None = None
     conditional: bool = False  # right-hand side of `&&`/`||`: may not run
+    # `&&` / `||` when the statement is itself the right-hand side of one in its own list (a
+    # statement inside `cond && { …; }` is `conditional` but runs in order within the group)
+    after: str = ""
     background: bool = False  # ended by `&`
 
 

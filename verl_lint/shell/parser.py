@@ -286,7 +286,7 @@ class _Builder:
         reds: list[Redirect] = list(redirects)
         start = node.start_byte
         prev_end = None
-        glued = _glued_assignments(children)
+        glued = _glued_assignments(children, self.data)
         blanks = self._may_hold_escaped_blank(node)
         for i, ch in enumerate(children):
             t = ch.type
@@ -317,6 +317,8 @@ class _Builder:
         if not words:
             out.extend(self._standalone(prefix))
             return out
+        if prev_end is not None:
+            words.extend(self._trailing_escaped_blanks(prev_end))
         ws = tuple(self.lexer.word(a, b) for a, b in words)
         name = ws[0].literal
         common = self.common(node, ctx, bg, start=start, end=end)
@@ -418,6 +420,15 @@ class _Builder:
             return []
         return [[m.start(), m.end()] for m in _ESCAPED_BLANK.finditer(self.data, start, end)]
 
+    def _trailing_escaped_blanks(self, start: int) -> list[list[int]]:
+        """`cmd a \\  ⏎` (a `\\` before trailing blanks): the escaped blank is the command's last
+        word; tree-sitter-bash leaves it out of the command."""
+        nl = self.data.find(b"\n", start)
+        tail = self.data[start:len(self.data) if nl < 0 else nl].rstrip(b"\r")
+        if b"\\" not in tail or not _BLANKS_ONLY.fullmatch(tail):
+            return []
+        return [[start + m.start(), start + m.end()] for m in _ESCAPED_BLANK.finditer(tail)]
+
     def array(self, node) -> ArrayLiteral:
         elems: list[list[int]] = []
         prev_end = None
@@ -438,7 +449,7 @@ class _Builder:
         declared_by = kw if kw in _DECLARERS else None
         flags: list[str] = []
         out: list = []
-        glued = _glued_assignments(node.children, leading=False)
+        glued = _glued_assignments(node.children, self.data, leading=False)
         for i, ch in enumerate(node.children):
             t = ch.type
             if i == 0 or i in glued.skip:
@@ -547,11 +558,17 @@ class _Builder:
     def s_list(self, node, ctx: _Ctx, bg: bool) -> list:
         out: list = []
         first = True
+        op = ""
         for ch in node.children:
             if ch.type == "comment":
                 self.comment(ch)
+            elif ch.type in ("&&", "||"):
+                op = ch.type
             elif ch.is_named:
-                out.extend(self.stmt(ch, ctx if first else ctx.cond(), bg))
+                stmts = self.stmt(ch, ctx if first else ctx.cond(), bg)
+                if not first and stmts:
+                    stmts[0] = replace(stmts[0], after=op or "&&")
+                out.extend(stmts)
                 first = False
         return out
 
@@ -771,6 +788,7 @@ class _Builder:
 
 
 _ESCAPED_BLANK = re.compile(rb"(?<![\\])\\[ \t]")
+_BLANKS_ONLY = re.compile(rb"(?:[ \t]|\\[ \t])*")
 
 
 class _Glued(NamedTuple):
@@ -778,11 +796,17 @@ class _Glued(NamedTuple):
     skip: set[int]  # child indexes that are the rest of such a value
 
 
-def _glued_assignments(children, *, leading: bool = True) -> _Glued:
+def _touching(data: bytes, end: int, start: int) -> bool:
+    """Nothing but a `\\`-newline between two nodes: bash reads one word."""
+    return start == end or data[end:start] in (b"\\\n", b"\\\r\n")
+
+
+def _glued_assignments(children, data: bytes, *, leading: bool = True) -> _Glued:
     """tree-sitter-bash ends `CKPT=$HOME/$exp/ckpt` at the second `$` and reads `exp/ckpt` as a
     command name; bash reads one assignment word. A node that touches an assignment (no blank
-    between) continues its value. `leading`: only the assignments a command starts with (a
-    long launch command has none: nothing to scan); else all (`export -x A=… B=…`)."""
+    between, or only a `\\`-newline: `M='a,'\\⏎'b'`) continues its value. `leading`: only the
+    assignments a command starts with (a long launch command has none: nothing to scan); else
+    all (`export -x A=… B=…`)."""
     ends: dict[int, int] = {}
     skip: set[int] = set()
     i = 0
@@ -793,8 +817,8 @@ def _glued_assignments(children, *, leading: bool = True) -> _Glued:
             i += 1
             continue
         j = i + 1
-        while j < len(children) and children[j].start_byte == children[j - 1].end_byte \
-                and children[j].type in _GLUE:
+        while j < len(children) and children[j].type in _GLUE and _touching(
+                data, children[j - 1].end_byte, children[j].start_byte):
             ends[i] = children[j].end_byte
             skip.add(j)
             j += 1
@@ -816,8 +840,7 @@ def _add_to_words(ranges: list[list[int]], node, data: bytes) -> None:
     last range ends continues that word (tree-sitter-bash splits some words into nodes), and so
     does one after a `\\`-newline with no blank before it (`path=/models/\\⏎Qwen2.5-7B`)."""
     start = node.start_byte
-    if ranges and (ranges[-1][1] == start or start - ranges[-1][1] in (2, 3) and
-                   data[ranges[-1][1]:start] in (b"\\\n", b"\\\r\n")):
+    if ranges and _touching(data, ranges[-1][1], start):
         ranges[-1][1] = node.end_byte
     else:
         ranges.append([start, node.end_byte])

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from fnmatch import fnmatchcase
 from typing import Iterable
 
-from verl_lint.diagnostics import Diagnostic, Severity
+from verl_lint.diagnostics import Diagnostic, Label, Severity
+from verl_lint.evaluate.interp import guard_test
 from verl_lint.rules.base import Rule, ScenarioContext
 from verl_lint.rules.registry import register
 from verl_lint.rules.shell._shell import HYDRA_RESOLVERS, clean_until
-from verl_lint.shell.model import Case, ScriptModel
+from verl_lint.shell.model import Assignment, Case, Command, If, ScriptModel, children
 from verl_lint.source import Span
 
 # Set by launchers, schedulers, containers and toolkits rather than by the script; the evaluator
@@ -27,6 +29,7 @@ LAUNCHER_ENV = frozenset({
 LAUNCHER_PREFIXES = ("KUBERNETES_", "PET_", "MLP_", "VC_", "OMPI_", "PMI_", "NVIDIA_",
                      "ARNOLD_", "AWS_", "GITHUB_", "CI_", "RUNNER_")
 _RESOLVER = re.compile(r"\$\{(?:" + "|".join(HYDRA_RESOLVERS) + "):")  # VL107 reports it
+_MAX_LABELS = 20  # the other uses shown with a finding
 _WHOLE_ARRAY = re.compile(r"\$\{[#!]?\w+\[[@*]\]")  # "${ARR[@]}": bash ≥4.4 allows it under -u
 
 
@@ -60,45 +63,158 @@ def _other_word(a: str, b: str) -> bool:
     return len(wa) == len(wb) and len(diff) == 1 and max(len(diff[0][0]), len(diff[0][1])) <= 3
 
 
+class Names:
+    """The assigned names, indexed so that finding the one a user probably meant costs
+    O(len(name)) rather than a pass over every name: a script may assign thousands."""
+
+    def __init__(self, candidates: Iterable[str]) -> None:
+        self.names = set(candidates)
+        self.folded: dict[str, list[str]] = {}
+        self.deletions: dict[str, set[str]] = {}  # name with one character removed → names
+        for c in sorted(self.names):
+            self.folded.setdefault(_fold(c), []).append(c)
+            if len(c) >= 5:
+                for k in _deletions(c):
+                    self.deletions.setdefault(k, set()).add(c)
+
+    def close(self, name: str) -> str | None:
+        """The assigned name the user probably meant: the same name in another case or without
+        an underscore (`last_layer` → `LAST_LAYER`), else a one-letter typo of a long name.
+        Names that differ in a whole word (`ROLLOUT_TP` / `ROLLOUT_N`) are different variables,
+        not typos."""
+        same = [c for c in self.folded.get(_fold(name), ()) if c != name]
+        if same:
+            return same[0]
+        if len(name) < 6:
+            return None
+        pool = set(self.deletions.get(name, ()))  # one letter more
+        for k in _deletions(name):
+            pool |= self.deletions.get(k, set())  # one letter changed
+            if k in self.names:
+                pool.add(k)  # one letter less
+        pool |= {w for w in _swaps(name) if w in self.names}
+        near = [c for c in pool if c != name and _one_edit(name, c) and not _other_word(name, c)]
+        return near[0] if len(near) == 1 else None
+
+
+def _deletions(name: str) -> set[str]:
+    return {name[:i] + name[i + 1:] for i in range(len(name))}
+
+
+def _swaps(name: str) -> set[str]:
+    return {name[:i] + name[i + 1] + name[i] + name[i + 2:] for i in range(len(name) - 1)}
+
+
 def close_name(name: str, candidates: Iterable[str]) -> str | None:
-    """The assigned name the user probably meant: the same name in another case or without an
-    underscore (`last_layer` → `LAST_LAYER`), else a one-letter typo of a long name. Names that
-    differ in a whole word (`ROLLOUT_TP` / `ROLLOUT_N`) are different variables, not typos."""
-    pool = sorted({c for c in candidates if c != name})
-    for c in pool:
-        if _fold(c) == _fold(name):
-            return c
-    if len(name) >= 6:
-        near = [c for c in pool if _one_edit(name, c) and not _other_word(name, c)]
-        if len(near) == 1:
-            return near[0]
-    return None
+    """`Names(candidates).close(name)`, for one question."""
+    return Names(candidates).close(name)
 
 
-def _guarded(model: ScriptModel, use) -> bool:
+class _Statements:
+    """Which statement holds an offset, and what is around it, in O(log n + depth) per
+    question: VL101 asks for every unset use, and a 10,000-line script must stay linear."""
+
+    def __init__(self, model: ScriptModel) -> None:
+        self.model = model
+        self.stmts = model.statements  # pre-order: sorted by start, parents first
+        self.starts = [s.span.start for s in self.stmts]
+        self.parent: list[int] = []
+        stack: list[int] = []
+        for i, s in enumerate(self.stmts):
+            while stack and self.stmts[stack[-1]].span.end <= s.span.start:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def holder(self, span: Span) -> int:
+        """Index of the innermost statement holding `span` (-1: none)."""
+        i = bisect_right(self.starts, span.start) - 1
+        while i >= 0 and self.stmts[i].span.end < span.end:
+            i = self.parent[i]
+        return i
+
+    def previous(self, i: int) -> int:
+        """The statement before statement i in the same list (-1: none)."""
+        j, up = i - 1, self.parent[i]
+        while j > up and self.parent[j] != up:  # from inside the previous one to it
+            j = self.parent[j]
+        return j if j > up else -1
+
+    def following(self, i: int) -> int:
+        """The next statement of the same list (-1: none)."""
+        j = i + 1
+        end = self.stmts[i].span.end
+        while j < len(self.stmts) and self.starts[j] < end:
+            j += 1  # statements nested in statement i
+        return j if j < len(self.stmts) and self.parent[j] == self.parent[i] else -1
+
+
+def _mention(name: str) -> re.Pattern[str]:
+    return re.compile(r"\$\{?[#!]?" + re.escape(name) + r"\b|-v\s+['\"]?" + re.escape(name)
+                      + r"\b")
+
+
+def _guarded(idx: _Statements, i: int, use, mention: re.Pattern[str]) -> bool:
     """The use sits in a branch whose test looks at the variable (`if [ -n "${X:-}" ]`,
     `case "${X:-}" in`, `[ -n "${X:-}" ] && …`): the evaluator cannot tell it is set there."""
-    mention = re.compile(r"\$\{?[#!]?" + re.escape(use.name) + r"\b|-v\s+['\"]?"
-                         + re.escape(use.name) + r"\b")
-    inner = None
-    previous = None
-    for s in model.statements:
-        if s.span.start <= use.span.start and use.span.end <= s.span.end:
-            inner = s
-        elif s.span.end <= use.span.start and (inner is None or s.span.start >= inner.span.start):
-            previous = s
-    if inner is None:
-        return False
-    for ref in inner.path:
+    model = idx.model
+    for ref in idx.stmts[i].path:
         block = model.block(ref.block)
         if isinstance(block, Case):
             if mention.search(block.subject.text):
                 return True
-        elif any(b.condition is not None and mention.search(b.condition.text)
+        elif any(b.condition is not None and b.condition.span.end <= use.span.start
+                 and mention.search(b.condition.text)
                  for b in block.branches[:ref.branch + 1]):
             return True
-    return bool(inner.conditional and previous is not None
-                and mention.search(model.source.slice(previous.span) if model.source else ""))
+    if model.source is None:
+        return False
+    k = i
+    while k >= 0 and not idx.stmts[k].after:  # the right-hand side of `&&`/`||` holding it
+        k = idx.parent[k]
+    while k >= 0 and idx.stmts[k].after:  # back to the first command of that list
+        k = idx.previous(k)
+    return k >= 0 and mention.search(model.source.slice(idx.stmts[k].span)) is not None
+
+
+def _idiom(idx: _Statements, i: int, use) -> str | None:
+    """How a script says it needs X from its caller: "stops" (`${X:?msg}`,
+    `[ -z "$X" ] && exit 1`), "required" (`X=${X}`); "optional" for a variable that may be
+    empty (`[ -n "$X" ] && …`, `${CONDA_BIN_PATH}python3`); else None."""
+    if use.required:
+        return "stops"
+    s = idx.stmts[i]
+    if isinstance(s, Assignment) and s.name == use.name and s.value is not None and \
+            s.value.text.strip('"') in (f"${use.name}", f"${{{use.name}}}"):
+        return "required"
+    if not isinstance(s, Command):
+        return None
+    if s.words and s.words[0].span.start == use.span.start and len(s.words[0].pieces) > 1:
+        return "optional"  # `${PREFIX}ray start`: a prefix that may be empty
+    guard = guard_test(s)
+    if guard is None or guard[0] != use.name:
+        return None
+    # a test that stops the run when X is empty asks for it; any other test allows it empty
+    then = idx.following(i)  # `[ -z "$X" ] && { echo …; exit 1; }`
+    if then >= 0 and idx.stmts[then].after and _exits([idx.stmts[then]]):
+        return "stops"
+    up = idx.parent[i]  # `if [ -z "$X" ]; then echo …; exit 1; fi`
+    if up >= 0 and isinstance(idx.stmts[up], If) and any(
+            b.condition is not None and b.condition.span.start <= use.span.start
+            < b.condition.span.end and _exits(b.body) for b in idx.stmts[up].branches):
+        return "stops"
+    return "optional"
+
+
+def _exits(body) -> bool:
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, Command) and s.name in ("exit", "return"):
+            return True
+        for group in children(s):
+            stack.extend(group)
+    return False
 
 
 def _name_span(ctx: ScenarioContext, use):
@@ -122,14 +238,23 @@ class UndefinedVariable(Rule):
     `case "$DEVICE"` is reported as unset when DEVICE=npu, naming the branch that assigns it. A
     close assigned name is suggested (`$last_layer` vs `LAST_LAYER`). It is an error under
     `set -u` (bash aborts the run there) and a warning otherwise (bash expands it to an empty
-    string, so `data.val_files=` reaches Hydra).
+    string, so `data.val_files=` reaches Hydra). Each variable is reported once per scenario, at
+    the use where bash stops (else its first use), with the other uses as labels.
 
     Variables the environment provides are not reported: the shell's own (`HOME`, `PATH`, `USER`,
     `PWD`, `RANDOM`…), scheduler and launcher ones (`SLURM_*`, `MASTER_ADDR`, `KUBERNETES_*`…),
     and those listed in the `known-env` setting (globs allowed). An expansion with a default
-    (`${X:-d}`, `${X-d}`, `${X:+…}`, `${X:?msg}`) never fires, nor does `"${ARR[@]}"`, nor
-    does a variable extended in its own assignment (`export P="/opt/x:${P}"`: whatever the
-    environment gives, on purpose).
+    (`${X:-d}`, `${X-d}`, `${X:+…}`) never fires, nor does `"${ARR[@]}"`, nor does a variable
+    extended in its own assignment (`export P="/opt/x:${P}"`: whatever the environment gives, on
+    purpose). Without `set -u`, a variable the script treats as optional is not reported either:
+    a test of it (`[ -n "${WANDB_RUN_ID}" ] && …`) or a prefix of a command name
+    (`${CONDA_BIN_PATH}ray`); under `set -u` bash stops there, so they are errors.
+
+    The ways a script asks its caller for an input — `X=${X}`, `: "${X:?message}"`,
+    `[ -z "$X" ] && { echo …; exit 1; }` or the same `if` — are `info`: the run needs X from
+    the environment, on purpose. Under `set -u`, a device variable the branches test
+    (`case "${DEVICE}" in`) that nothing in the script assigns is an error: the scenarios assume
+    the caller exports it, and bash stops there when it does not.
 
     ## Why is this bad?
     verl scripts run with `set -xeuo pipefail`, so an unset variable aborts the script at the
@@ -172,36 +297,79 @@ class UndefinedVariable(Rule):
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         label = ctx.run.scenario.label
         assigned: dict[str, list[Span]] = {}
-        extends: list[Span] = []  # `X="new:${X}"`: X comes from the environment, extended
+        extends: set[tuple[int, int]] = set()  # `X="new:${X}"`: from the environment, extended
         for a in ctx.model.assignments:
             assigned.setdefault(a.name, []).append(a.span)
             if a.value is not None and a.name in a.value.text and a.value.text.strip('"') not in (
                     f"${a.name}", f"${{{a.name}}}"):
-                extends.extend(p.span for p in a.value.variables() if p.name == a.name)
+                extends.update((p.span.start, p.span.end) for p in a.value.variables()
+                               if p.name == a.name)
         cutoff = clean_until(ctx.model)
+        idx: _Statements | None = None
+        by_name: dict[str, list[tuple[object, str | None]]] = {}
         for use in ctx.run.var_uses:
-            if use.state != "unset" or use.has_default or use.span.start >= cutoff:
+            if use.state != "unset" or (use.has_default and not use.required) \
+                    or use.span.start >= cutoff:
                 continue
-            if is_known_env(use.name, ctx.settings.known_env):
+            if is_known_env(use.name, ctx.settings.known_env) or \
+                    ((use.span.start, use.span.end) in extends and not use.required):
                 continue
             text = ctx.source.slice(use.span)
-            if _WHOLE_ARRAY.match(text) or _RESOLVER.match(text) or _guarded(ctx.model, use) \
-                    or use.span in extends:
+            if _WHOLE_ARRAY.match(text) or _RESOLVER.match(text):
                 continue
-            # `X=${X}` reads the environment: its own assignment does not count
-            why = self._why(use, label, [sp.line for sp in assigned.get(use.name, ())
-                                         if not sp.contains(use.span)])
-            message = f"`${use.name}` is {why}"
-            guess = close_name(use.name, assigned)
-            if guess is not None:
-                message += f"; did you mean `${guess}`?"
-            yield self.diagnostic(
-                _name_span(ctx, use), message,
-                severity=Severity.ERROR if use.nounset else Severity.WARNING,
-                help=("`set -u` aborts the run here" if use.nounset else
-                      "bash expands it to an empty string")
-                + f"; assign it earlier, give it a default (`${{{use.name}:-…}}`), or add it to "
-                "`known-env` if the environment provides it")
+            if idx is None:
+                idx = _Statements(ctx.model)
+            i = idx.holder(use.span)
+            if i < 0:
+                kind = "required" if use.required else None
+            else:
+                if _guarded(idx, i, use, _mention(use.name)):
+                    continue
+                kind = _idiom(idx, i, use)
+            if kind == "optional" and not use.nounset:
+                continue  # an empty value is what the script expects
+            by_name.setdefault(use.name, []).append((use, kind if kind != "optional" else None))
+        names = Names(assigned) if by_name else None
+        for name, uses in by_name.items():
+            yield self._report(ctx, label, name, uses, assigned, names)
+
+    def _report(self, ctx: ScenarioContext, label: str, name: str, uses: list,
+                assigned: dict[str, list[Span]], names: Names) -> Diagnostic:
+        """One finding per variable and scenario: at the use where bash stops (the first
+        under `set -u`), else the first; the other uses are labels."""
+        plain = [u for u, kind in uses if kind is None]
+        pool = plain or [u for u, _ in uses]
+        use = next((u for u in pool if u.nounset), pool[0])
+        labels = [Label(span=_name_span(ctx, u), message=f"`${name}` is also used here")
+                  for u, _ in uses if u is not use][:_MAX_LABELS]
+        if not plain:  # the script asks for X from its caller, on purpose
+            stops = use.nounset or dict((id(u), k) for u, k in uses)[id(use)] == "stops"
+            return self.diagnostic(
+                _name_span(ctx, use),
+                f"`${name}` must come from the environment: "
+                + ("the run stops here when it is unset" if stops else
+                   f"the script reads it from its caller (`{name}=${{{name}}}`) and gives it "
+                   "no value of its own"),
+                severity=Severity.INFO, labels=labels,
+                help=f"export {name}=… before running the script, or give it a default "
+                     f"(`${{{name}:-…}}`)")
+        # `X=${X}` reads the environment: its own assignment does not count
+        why = self._why(use, label, [sp.line for sp in assigned.get(name, ())
+                                     if not sp.contains(use.span)])
+        if name in ctx.run.scenario.assumed:  # the same words in every device scenario
+            why = ("never assigned by the script: the device scenarios assume the caller "
+                   "exports it")
+        message = f"`${name}` is {why}"
+        guess = names.close(name)
+        if guess is not None:
+            message += f"; did you mean `${guess}`?"
+        return self.diagnostic(
+            _name_span(ctx, use), message,
+            severity=Severity.ERROR if use.nounset else Severity.WARNING, labels=labels,
+            help=("`set -u` aborts the run here" if use.nounset else
+                  "bash expands it to an empty string")
+            + f"; assign it earlier, give it a default (`${{{name}:-…}}`), or add it to "
+            "`known-env` if the environment provides it")
 
     @staticmethod
     def _why(use, label: str, lines: list[int]) -> str:

@@ -151,8 +151,9 @@ class UnquotedGlobOverride(Rule):
         seen: set[int] = set()
         for launch in ctx.run.launches:
             mode = None
-            for ov in launch.overrides:
-                word = words.get(ov.span.start)
+            # under nullglob the evaluator reads such a word as a passthrough (it may vanish)
+            for span in [o.span for o in launch.overrides] + [p.span for p in launch.passthrough]:
+                word = words.get(span.start)
                 if word is None or word.span.end > cutoff or word.span.start in seen:
                     continue
                 seen.add(word.span.start)
