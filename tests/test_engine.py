@@ -169,8 +169,7 @@ def test_fix_modes_lint_within_the_time_budget(fakes, tmp_path, monkeypatch):
 
     from verl_lint.fixes import FixOptions, process_file
 
-    monkeypatch.setattr(engine, "lint_with_budget",
-                        functools.partial(engine.lint_with_budget, timeout=0.2))
+    monkeypatch.setattr(engine, "DEFAULT_TIMEOUT", 0.2)
     path = tmp_path / "slow.sh"
     path.write_text("slow\n")
     for options in (FixOptions(fix=True), FixOptions(add_suppressions=True)):

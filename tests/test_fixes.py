@@ -7,7 +7,6 @@ rules that exist; `test_fixes_engine.py` runs the same machinery over the real e
 from __future__ import annotations
 
 import re
-import stat
 from dataclasses import dataclass
 
 import pytest
@@ -26,7 +25,6 @@ from verl_lint.fixes import (
     suppress_source,
     suppression_edits,
     unified_diff,
-    write_atomic,
 )
 from verl_lint.source import SourceText, Span
 
@@ -259,18 +257,6 @@ def test_suppress_source_reports_what_it_did():
 
 
 # --- files and output --------------------------------------------------------------------------
-
-
-def test_write_atomic_keeps_mode_and_symlink(tmp_path):
-    target = tmp_path / "run.sh"
-    target.write_bytes(b"old\n")
-    target.chmod(0o751)
-    link = tmp_path / "link.sh"
-    link.symlink_to(target)
-    write_atomic(link, b"new\n")
-    assert link.is_symlink() and target.read_bytes() == b"new\n"
-    assert stat.S_IMODE(target.stat().st_mode) == 0o751
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_unified_diff():

@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 ROOT = Path(__file__).resolve().parents[1]
 BAD = (ROOT / "fixtures" / "corpus" / "bug_hydra_prefixes.sh").read_text()
 SERVER = [sys.executable, "-c", "import sys; from verl_lint.cli import main; sys.exit(main())",
-          "server"]
+          "server", "--stdio"]
 TIMEOUT = 60  # the first lint composes verl's config (cached on disk afterwards)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,14 +34,18 @@ async def client(lsp_client: LanguageClient, workspace: Path):
         registrations.extend(params.registrations)
 
     lsp_client.registrations = registrations
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=workspace.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        initialization_options={"debounceMs": 20},
-    ))
+    await start(lsp_client, workspace, "visual-studio-code")
     yield
     await lsp_client.shutdown_session()
+
+
+async def start(client: LanguageClient, workspace: Path, editor: str,
+                **options: int) -> types.InitializeResult:
+    """Initialize a session as `editor` (a pytest-lsp client name) would, in `workspace`."""
+    return await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(editor), root_uri=workspace.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        initialization_options={"debounceMs": 20, **options}))
 
 
 class Doc:

@@ -109,3 +109,42 @@ python3 -m verl.trainer.main_ppo \\
     text_md, _ = insight(text).hover(text.index("pipeline_model"))
     assert "| DEVICE=gpu | `2` | set at line 8, $PP from line 3 |" in text_md
     assert "| DEVICE=npu | `4` | set at line 8, $PP from line 4 |" in text_md
+
+
+ARRAYS = """#!/bin/bash
+ACTOR=(
+    actor_rollout_ref.actor.optim.lr=1e-6
+    actor_rollout_ref.ro
+    actor_rollout_ref.actor.use_dynamic_bsz=
+    actor_rollout_ref.actor.strategy=fsdp
+)
+UNUSED=(
+    actor_rollout_ref.ro
+)
+echo actor_rollout_ref.ro
+python3 -m verl.trainer.main_ppo "${ACTOR[@]}" model_engine=megatron
+"""
+
+
+def test_completion_in_an_override_array_of_the_launch_only():
+    ins = insight(ARRAYS)
+    in_array = ARRAYS.index("actor_rollout_ref.ro\n") + len("actor_rollout_ref.ro")
+    assert [c.label for c in ins.completions(in_array)[0]] == ["rollout"]
+    value = ARRAYS.index("use_dynamic_bsz=") + len("use_dynamic_bsz=")
+    assert [c.label for c in ins.value_completions(value)[0]] == ["true", "false"]
+    unused = ARRAYS.index("actor_rollout_ref.ro\n)\necho") + len("actor_rollout_ref.ro")
+    echo = ARRAYS.index("echo actor_rollout_ref.ro") + len("echo actor_rollout_ref.ro")
+    assert ins.completions(unused) is None and ins.completions(echo) is None
+
+
+def test_value_completion_offers_group_options():
+    text = "python3 -m verl.trainer.main_ppo \\\n    model_engine=me"
+    items, start = insight(text).value_completions(len(text.encode()))
+    assert [c.label for c in items] == ["megatron"]
+    assert text.encode()[start:] == b"me"
+
+
+def test_hover_on_a_group_option_names_its_line():
+    text, _ = insight(ARRAYS).hover(ARRAYS.index("model_engine=meg") + 2)
+    assert "Effective value: `megatron` (config group option, set at line 12)" in text
+    assert "verl default: `dp`" in text

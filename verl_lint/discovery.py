@@ -13,9 +13,21 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
+from verl_lint.fileio import is_temp_name, read_bounded
 from verl_lint.settings import Settings
 
 _SHEBANG = re.compile(rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b")
+
+
+def display_name(path: os.PathLike | str) -> str:
+    """How a path is shown in reports: a file name that is not UTF-8 (Python holds its bytes as
+    lone surrogates, which no UTF-8 output can encode) shows each such byte as `\\xNN`."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
 
 
 class DiscoveryError(Exception):
@@ -30,12 +42,10 @@ def is_shell_shebang(head: bytes) -> bool:
 
 
 def has_shell_shebang(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            head = f.read(128)
-    except OSError:
-        return False
-    return is_shell_shebang(head)
+    """Whether a regular file opens with a bash/sh shebang (anything else is never opened: a
+    FIFO would block the sniff for ever)."""
+    head, _ = read_bounded(path, 128, head=True)
+    return head is not None and is_shell_shebang(head)
 
 
 def is_script(path: Path) -> bool:
@@ -44,17 +54,21 @@ def is_script(path: Path) -> bool:
 
 def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
              force_exclude: bool = False) -> list[Path]:
-    """The files to lint, in command-line order then sorted within each directory, no repeats."""
-    seen: set[Path] = set()
+    """The files to lint, in command-line order then sorted within each directory, no repeats.
+
+    Paths that cannot be linted are listed too, so that the engine reports why (exit 2) and the
+    run goes on: a `*.sh` that is a FIFO, a device, a dangling link or a link loop, a folder
+    that cannot be listed."""
+    seen: set[str] = set()
     out: list[Path] = []
     for given in paths:
-        if not given.exists():
-            raise DiscoveryError(f"{given}: no such file or directory")
+        if not os.path.lexists(given):
+            raise DiscoveryError(f"{display_name(given)}: no such file or directory")
         if force_exclude and settings_for(given).is_excluded(given):
             continue
         found = _walk(given, settings_for) if given.is_dir() else iter([given])
         for path in found:
-            key = path.resolve()
+            key = os.path.realpath(path)  # never raises, even on a link loop
             if key not in seen:
                 seen.add(key)
                 out.append(path)
@@ -62,11 +76,38 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
 
 
 def _walk(root: Path, settings_for: Callable[[Path], Settings]) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
+    """Depth-first, sorted; links to folders are not followed (no loops), links to files are."""
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            yield here  # unreadable: the engine says so
+            continue
         settings = settings_for(here)
-        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(here / d))
-        for name in sorted(filenames):
-            path = here / name
-            if not settings.is_excluded(path) and is_script(path):
+        folders = []
+        for entry in entries:
+            path = here / entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not settings.is_excluded(path):
+                    folders.append(path)
+            elif not is_temp_name(entry.name) and not settings.is_excluded(path) \
+                    and _is_script_entry(entry, path):
                 yield path
+        stack.extend(reversed(folders))
+
+
+def _is_script_entry(entry: os.DirEntry, path: Path) -> bool:
+    try:
+        if entry.is_dir():  # a link to a folder (not followed)
+            return False
+    except OSError:
+        pass
+    # a `*.sh` that is no regular file is reported (the engine says what it is), not skipped
+    return path.suffix == ".sh" or (path.suffix == "" and has_shell_shebang(path))

@@ -13,16 +13,19 @@ is also an `error` (the other rules' findings are kept); set VERL_LINT_DEBUG=1 t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from verl_lint.diagnostics import Diagnostic
+from verl_lint.fileio import MAX_BYTES, read_bounded
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -77,10 +80,7 @@ class _Run:
         try:
             diagnostics = list(rule.check(ctx) or ())
         except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
-            if _debug():
-                raise
-            self.errors.append(f"internal error in rule {rule.code} ({rule.name}): "
-                               f"{type(exc).__name__}: {exc}")
+            self.errors.append(unexpected_error(exc, f"in rule {rule.code} ({rule.name})"))
             return
         if diagnostics:  # most rules find nothing: no generator per rule call
             self.found.extend((d, label) for d in diagnostics)
@@ -89,10 +89,18 @@ class _Run:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            if _debug():
-                raise
-            self.errors.append(f"internal error while {what}: {type(exc).__name__}: {exc}")
+            self.errors.append(unexpected_error(exc, f"while {what}"))
             return None
+
+
+def unexpected_error(exc: Exception, where: str) -> str:
+    """The one-line error for an exception escaping a stage (re-raised under VERL_LINT_DEBUG).
+    Recursion running out is the input's doing (nesting hundreds deep), not a bug."""
+    if _debug():
+        raise exc
+    if isinstance(exc, RecursionError):
+        return f"nested too deeply to analyse ({where}); not linted"
+    return f"internal error {where}: {type(exc).__name__}: {exc}"
 
 
 # ---- one file ------------------------------------------------------------------------------
@@ -120,6 +128,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
         run.rule(rule, ctx)
 
     labels: list[str] = []
+    per_launch: list[tuple] = []  # (launch, its findings run.found[first:end])
     if rules["scenario"] or rules["launch"]:
         from verl_lint.evaluate import evaluate_script
 
@@ -147,9 +156,13 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
                 lctx = LaunchContext(path=path, source=source, model=model, settings=settings,
                                      run=srun, launch=launch, release=release, analysis=analysis,
                                      version=version)
+                first = len(run.found)
                 for rule in rules["launch"]:
                     run.rule(rule, lctx, label)
+                per_launch.append((launch, first, len(run.found)))
 
+    if len(per_launch) > 1:
+        _drop_fixes_other_launches_refute(run.found, per_launch)
     diagnostics = _merge(run.found, labels)
     diagnostics = [_finish(d, settings, path) for d in diagnostics]
 
@@ -166,6 +179,27 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     if run.errors:
         report.error = "; ".join(run.errors)
     return report
+
+
+def _drop_fixes_other_launches_refute(found: list, per_launch: list[tuple]) -> None:
+    """Keep a launch finding's fix only if every launch whose overrides hold the edited text
+    reports the same finding: two launches may share one array (`"${COMMON[@]}"`), and a key
+    unknown to the one selecting `model_engine=veomni` is right for the other — renaming it
+    would break that launch, and the next `--fix` would rename it back."""
+    reported = [{(d.code, d.span.start, d.span.end) for d, _ in found[a:b]}
+                for _, a, b in per_launch]
+    for index, (_, a, b) in enumerate(per_launch):
+        for i in range(a, b):
+            diag, label = found[i]
+            if diag.fix is None or not diag.fix.edits:
+                continue
+            key = (diag.code, diag.span.start, diag.span.end)
+            for other, (launch, _, _) in enumerate(per_launch):
+                if other != index and key not in reported[other] and any(
+                        o.span.start <= e.start and e.end <= o.span.end
+                        for e in diag.fix.edits for o in launch.overrides):
+                    found[i] = (diag.model_copy(update={"fix": None}), label)
+                    break
 
 
 def _analysis(run: _Run, cache: list[tuple], release, launch, workspace):
@@ -219,7 +253,9 @@ def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
 # ---- files ---------------------------------------------------------------------------------
 
 def script_problem(data: bytes) -> str | None:
-    """Why these bytes cannot be linted as a script (binary, not UTF-8), or None."""
+    """Why these bytes cannot be linted as a script (too large, binary, not UTF-8), or None."""
+    if len(data) > MAX_BYTES:
+        return f"larger than {MAX_BYTES >> 20} MiB; not linted"
     if b"\0" in data:
         return "binary file (contains NUL bytes); not linted"
     try:
@@ -233,54 +269,131 @@ def script_problem(data: bytes) -> str | None:
 
 def read_script(path: Path) -> tuple[SourceText | None, str | None]:
     """(source, None) or (None, why it cannot be linted)."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return None, "is a directory"
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    problem = script_problem(data)
+    data, problem = read_bounded(path)
+    if data is not None:
+        problem = script_problem(data)
     if problem is not None:
         return None, problem
     return SourceText(data, str(path)), None
 
 
 def lint_file(path: Path, settings: Settings, *, display: str | None = None,
-              timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
+              timeout: float | None = None) -> FileReport:
     """Read and lint one file; `display` is the path shown in reports (default: as given)."""
     name = display if display is not None else str(path)
     source, problem = read_script(path)
     if source is None:
         return FileReport(path=name, error=problem)
-    return lint_with_budget(source, settings, path=name, timeout=timeout)
+    report = lint_with_budget(source, settings, path=name, timeout=timeout)
+    source.trim()  # kept for the report's code frames: the bytes suffice
+    return report
 
 
-def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
-                     timeout: float | None = DEFAULT_TIMEOUT) -> FileReport:
-    """`lint_source` that gives up after `timeout` seconds (main thread only: SIGALRM)."""
+@dataclass
+class Budget:
+    """The time left for one file; `expired` once the alarm has fired."""
+
+    started: float
+    expired: bool = False
+
+
+_budget: Budget | None = None  # the file budget in force (one file at a time per process)
+
+
+def gave_up(budget: Budget) -> str:
+    return (f"gave up after {time.monotonic() - budget.started:.0f} s "
+            "(time budget per file exceeded); not linted")
+
+
+@contextlib.contextmanager
+def file_budget(timeout: float | None = None) -> Iterator[Budget]:
+    """One time budget for all the work inside the block: a lint, every re-lint and parse of
+    `--fix`, `show`'s interpretation. A block inside another shares the outer budget. When the
+    time is up the block is left (LintTimeout stops it there) and `budget.expired` is set.
+
+    `timeout` defaults to `DEFAULT_TIMEOUT` (read when called, so a test may shorten it); 0
+    means no budget. The alarm is SIGALRM, so only the main thread is bounded; elsewhere the
+    block runs as is."""
+    global _budget
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if _budget is not None:  # nested: the outer block's alarm already runs
+        outer = _budget
+        try:
+            yield outer
+        except LintTimeout:
+            outer.expired = True
+        return
+    with _any_int_digits():
+        yield from _alarm(timeout)
+
+
+@contextlib.contextmanager
+def _any_int_digits() -> Iterator[None]:
+    """An override value of 5,000 digits is a value like any other: lift Python's limit on
+    int/str conversion (a guard against quadratic conversion time, which the size limit on
+    files and the time budget bound here) while a file is worked on."""
+    global _digits_users, _digits_before
+    if not hasattr(sys, "get_int_max_str_digits"):  # Python without the limit
+        yield
+        return
+    # the limit is per process: threads (the language server) share one lift, the last restores
+    with _digits_lock:
+        if _digits_users == 0:
+            _digits_before = sys.get_int_max_str_digits()
+            sys.set_int_max_str_digits(0)
+        _digits_users += 1
+    try:
+        yield
+    finally:
+        with _digits_lock:
+            _digits_users -= 1
+            if _digits_users == 0:
+                sys.set_int_max_str_digits(_digits_before)
+
+
+_digits_lock = threading.Lock()
+_digits_users = 0
+_digits_before = 0
+
+
+def _alarm(timeout: float) -> Iterator[Budget]:
+    global _budget
+    now = time.monotonic()
+    budget = Budget(started=now)
     usable = (timeout and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
-        return lint_source(source, settings, path=path)
+        yield budget
+        return
 
     def expired(signum, frame):
+        budget.expired = True
         raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
     outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
-    started = time.monotonic()
+    _budget = budget
     try:
-        return lint_source(source, settings, path=path)
+        yield budget
     except LintTimeout:
-        return FileReport(path=path, source=source,
-                          error=f"gave up after {time.monotonic() - started:.0f} s "
-                                "(time budget per file exceeded); not linted")
+        budget.expired = True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _budget = None
         signal.signal(signal.SIGALRM, previous)
         if outer_delay:  # someone else's alarm was pending: give it back what is left
-            left = max(outer_delay - (time.monotonic() - started), 0.001)
+            left = max(outer_delay - (time.monotonic() - now), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+
+
+def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
+                     timeout: float | None = None) -> FileReport:
+    """`lint_source` that gives up when the file's time budget runs out (see `file_budget`)."""
+    with file_budget(timeout) as budget:
+        if not budget.expired:
+            return lint_source(source, settings, path=path)
+    return FileReport(path=path, source=source, error=gave_up(budget))
 
 
 def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -513,24 +511,6 @@ def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None
 # --- files -------------------------------------------------------------------------------------
 
 
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Replace the file's contents in one step, keeping its permissions (and a symlink)."""
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".verl-lint", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 @dataclass(frozen=True)
 class FixOptions:
     fix: bool = False
@@ -567,6 +547,9 @@ def process_file(path: str | os.PathLike, settings: "Settings", options: FixOpti
     """
     from verl_lint.engine import FileReport, read_script
 
+    from verl_lint.engine import file_budget, gave_up, unexpected_error
+    from verl_lint.fileio import write_bytes
+
     name = display if display is not None else os.fspath(path)
     if data is None:
         source, problem = read_script(Path(path))
@@ -575,17 +558,30 @@ def process_file(path: str | os.PathLike, settings: "Settings", options: FixOpti
                              report=FileReport(path=name, error=problem))
     else:
         source = SourceText(data, name)
+
+    def failed(error: str) -> FixResult:  # the file stays as it was; the run goes on
+        return FixResult(path=name, original=source.data, fixed=source.data,
+                         report=FileReport(path=name, source=source, error=error))
+
     reports: list = []
     lint = engine_lint(settings, name, reports)
-    if options.add_suppressions:
-        result = suppress_source(source, lint, path=name)
-    else:
-        result = fix_source(source, lint, unsafe=options.unsafe_fixes, path=name)
-    result.report = reports[0]
-    if result.changed and options.writes:
-        if data is None:  # stdin's fixed text is printed by run_fix_mode
-            write_atomic(path, result.fixed)
-        result.report = reports[-1]
+    try:
+        with file_budget() as budget:  # one budget for the lint and every re-lint
+            if options.add_suppressions:
+                result = suppress_source(source, lint, path=name)
+            else:
+                result = fix_source(source, lint, unsafe=options.unsafe_fixes, path=name)
+        if budget.expired:
+            return failed(gave_up(budget))
+        result.report = reports[0]
+        if result.changed and options.writes:
+            if data is None:  # stdin's fixed text is printed by run_fix_mode
+                write_bytes(path, result.fixed)
+            result.report = reports[-1]
+    except OSError as exc:
+        return failed(f"cannot write: {exc.strerror or exc}; left unchanged")
+    except Exception as exc:  # noqa: BLE001 - one file must not stop the others
+        return failed(unexpected_error(exc, "fixing"))
     return result
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from verl_lint.diagnostics import Severity
+from verl_lint.fileio import read_bounded
 
 if TYPE_CHECKING:
     from verl_lint.verl.release import VersionChoice
@@ -166,9 +167,9 @@ class Settings(BaseModel):
 
 def _relative_posix(path: str, base: Path) -> str:
     p = Path(path)
-    try:
-        p = p.resolve().relative_to(_resolved(base))
-    except (ValueError, OSError):
+    try:  # realpath, not resolve(): a link loop must not raise
+        p = Path(os.path.realpath(p)).relative_to(_resolved(base))
+    except ValueError:
         pass
     return p.as_posix()
 
@@ -176,7 +177,7 @@ def _relative_posix(path: str, base: Path) -> str:
 @lru_cache(maxsize=64)
 def _resolved(directory: Path) -> Path:
     # the base directory is the same for every file under one configuration: resolve it once
-    return directory.resolve()
+    return Path(os.path.realpath(directory))
 
 
 # ---- rule selectors -------------------------------------------------------------------------
@@ -249,16 +250,22 @@ def _toml_keys() -> set[str]:
 
 def read_config(path: Path) -> dict[str, Any] | None:
     """The verl-lint table of a config file (None for a pyproject.toml without one)."""
+    raw, problem = read_bounded(path)
+    if raw is None:
+        raise SettingsError(f"{path}: {problem.removesuffix('; not linted')}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        # utf-8-sig: a byte-order mark (an editor's doing) is valid TOML input
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise SettingsError(f"{path}: not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("verl-lint")
+        # another tool's pyproject.toml may use `tool` as it likes: only our table is ours
+        tool = data.get("tool")
+        table = tool.get("verl-lint") if isinstance(tool, dict) else None
         if table is None:
             return None
         if not isinstance(table, dict):
@@ -297,19 +304,22 @@ def _validate(table: dict[str, Any], path: Path | None) -> Settings:
 def _config_in_dir(directory: str) -> Path | None:
     for name in CONFIG_FILES:
         candidate = Path(directory) / name
-        if candidate.is_file():
-            if name == "pyproject.toml" and read_config(candidate) is None:
-                continue
-            return candidate
+        # os.path, not Path.is_file: a folder that cannot be searched has no config we can see
+        if not os.path.lexists(candidate) or os.path.isdir(candidate):
+            continue
+        if not os.path.isfile(candidate):
+            # a link loop, a dangling link, a FIFO: the user meant a configuration here
+            problem = read_bounded(candidate)[1] or "cannot read"
+            raise SettingsError(f"{candidate}: {problem.removesuffix('; not linted')}")
+        if name == "pyproject.toml" and read_config(candidate) is None:
+            continue
+        return candidate
     return None
 
 
 def find_config(path: Path) -> Path | None:
     """The configuration file closest to `path` (a file or a directory), or None."""
-    try:
-        current = path.resolve()
-    except OSError:
-        current = path.absolute()
+    current = Path(os.path.realpath(path))
     if not current.is_dir():
         current = current.parent
     for directory in (current, *current.parents):
@@ -381,7 +391,7 @@ def load_settings(path: Path, cli: dict[str, Any] | None = None, *,
                   config_file: Path | None = None) -> Settings:
     """Settings for linting `path`: `config_file` if given, else the closest config, + CLI."""
     found = config_file if config_file is not None else find_config(path)
-    base = _load_config_file(found.resolve()) if found is not None else Settings()
+    base = _load_config_file(Path(os.path.realpath(found))) if found is not None else Settings()
     try:
         load_extend_rules(base.extend_rules)  # first: selectors may name these rules
     except SettingsError as exc:
@@ -402,7 +412,7 @@ class SettingsResolver:
 
     def __call__(self, path: Path) -> Settings:
         found = self.config_file if self.config_file is not None else find_config(path)
-        key = found.resolve() if found is not None else None
+        key = Path(os.path.realpath(found)) if found is not None else None
         settings = self._by_config.get(key)
         if settings is None:
             settings = self._by_config[key] = load_settings(path, self.cli, config_file=found)

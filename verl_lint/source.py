@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
+from typing import Sequence
 from functools import cached_property
 
 
@@ -81,11 +83,20 @@ class SourceText:
     def __init__(self, data: bytes, path: str | None = None) -> None:
         self.data = data
         self.path = path
-        self.text = data.decode("utf-8", errors="replace")
 
     @cached_property
-    def line_starts(self) -> list[int]:
-        return [0, *(m.end() for m in _NEWLINE.finditer(self.data))]
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+    @cached_property
+    def line_starts(self) -> Sequence[int]:
+        # an array, not a list: 8 bytes a line instead of 36, for every report kept to the end
+        return array("q", [0, *(m.end() for m in _NEWLINE.finditer(self.data))])
+
+    def trim(self) -> None:
+        """Forget the decoded text (decoded again if read): a batch keeps every file's source
+        for its code frames until the report is rendered, and the bytes are enough for that."""
+        self.__dict__.pop("text", None)
 
     def line_of(self, offset: int) -> int:
         """0-based line index of a byte offset."""
@@ -100,9 +111,15 @@ class SourceText:
         return self.line_bytes(line0).decode("utf-8", errors="replace").rstrip("\r\n")
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column in characters) of a byte offset."""
-        offset = max(0, min(offset, len(self.data)))
+        """1-based (line, column in characters) of a byte offset, always inside the document:
+        the end of a file that ends with a newline is the end of its last line (an N-line file
+        has no line N+1 to point at)."""
+        data = self.data
+        offset = max(0, min(offset, len(data)))
         line0 = self.line_of(offset)
+        if line0 and offset == len(data) and self.line_starts[line0] == offset:
+            line0 -= 1
+            offset -= 2 if data.endswith(b"\r\n") else 1
         prefix = self.data[self.line_starts[line0]:offset]
         # most lines are ASCII, even in a script with some UTF-8: no decoding for them
         return line0 + 1, (len(prefix) if prefix.isascii()

@@ -15,6 +15,7 @@ rules enabled for the file: a disabled rule cannot have been used).
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Protocol
@@ -71,20 +72,42 @@ class Suppressions:
         return bool(self.directives)
 
     def filter(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-        """Drop suppressed diagnostics, marking the directive codes that were used."""
-        kept: list[Diagnostic] = []
-        for diag in diagnostics:
-            hit = False
-            for d in self.directives:
-                if not d.covers(diag):
-                    continue
+        """Drop suppressed diagnostics, marking the directive codes that were used.
+
+        Linear in findings plus directives (a file may hold tens of thousands of both): file-wide
+        directives apply to all, trailing ones are looked up by line, and next-statement ones
+        are swept in order of their targets' starts, keeping those whose target is still open."""
+        file_wide = [d for d in self.directives if d.scope == "file"]
+        by_line: dict[int, list[Directive]] = {}
+        for d in self.directives:
+            if d.scope == "line":
+                by_line.setdefault(d.comment.line, []).append(d)
+        targeted = sorted((d for d in self.directives if d.scope == "next" and d.target),
+                          key=lambda d: d.target.start)
+        diagnostics = list(diagnostics)
+        order = sorted(range(len(diagnostics)), key=lambda i: diagnostics[i].span.start)
+        suppressed = [False] * len(diagnostics)
+        open_: list[tuple[int, int, Directive]] = []  # heap of (target end, index, directive)
+        pending = 0
+        for i in order:
+            diag = diagnostics[i]
+            start = diag.span.start
+            while pending < len(targeted) and targeted[pending].target.start <= start:
+                d = targeted[pending]
+                heapq.heappush(open_, (d.target.end, pending, d))
+                pending += 1
+            # a target still covers `start` when it ends after it (or is empty and starts there)
+            while open_ and open_[0][0] <= start and open_[0][2].target.start != start:
+                heapq.heappop(open_)
+            covering = [d for _, _, d in open_ if d.covers(diag)] if open_ else []
+            covering += file_wide
+            covering += by_line.get(diag.span.line, ())
+            for d in covering:
                 for c in d.codes:
                     if c.code == diag.code or c.code == "ALL":
                         c.used = True
-                        hit = True
-            if not hit:
-                kept.append(diag)
-        return kept
+                        suppressed[i] = True
+        return [d for d, hit in zip(diagnostics, suppressed) if not hit]
 
     def unused(self, source: SourceText, enabled: frozenset[str]) -> list[Diagnostic]:
         """VL002 findings for directive codes that suppressed nothing."""

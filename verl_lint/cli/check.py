@@ -9,6 +9,7 @@ statistics) and `exit_status`. Exit 0 when nothing at or above
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -134,7 +135,8 @@ def resolver_for(opts: CheckOptions):
 
     config = Path(opts.config) if opts.config else None
     if config is not None and not config.is_file():
-        raise UsageError(f"--config {opts.config}: no such file")
+        raise UsageError(f"--config {opts.config}: "
+                         f"{'is a directory' if config.is_dir() else 'no such file'}")
     return SettingsResolver(cli_overrides(opts), config)
 
 
@@ -147,7 +149,7 @@ def settings_for_args(args: Sequence[str], path: Path):
 def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     """The files to lint, in command-line order. A path that does not exist is a target with an
     error: reported, while the others are still linted (exit 2 at the end)."""
-    from verl_lint.discovery import DiscoveryError, discover
+    from verl_lint.discovery import DiscoveryError, discover, display_name
 
     paths = list(opts.paths) or ["."]
     if "-" in paths:
@@ -157,20 +159,26 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
         path = Path(opts.stdin_filename) if opts.stdin_filename else Path.cwd() / "-"
         if opts.force_exclude and settings_for(path).is_excluded(path):
             return []
-        data = sys.stdin.buffer.read()
+        from verl_lint.fileio import MAX_BYTES
+
+        # bounded like a file (`verl-lint - < /dev/zero`); one byte more tells it is too large
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
         return [Target(path, name, data, _device_error(data, name, settings_for(path)))]
     targets: list[Target] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for given in paths:
         try:
             files = discover([Path(given)], settings_for, force_exclude=opts.force_exclude)
         except DiscoveryError:
-            targets.append(Target(Path(given), given, error="no such file or directory"))
+            targets.append(Target(Path(given), display_name(given),
+                                  error="no such file or directory"))
             continue
         for f in files:
-            if f.resolve() not in seen:
-                seen.add(f.resolve())
-                targets.append(Target(f, str(f), error=_file_device_error(f, settings_for(f))))
+            key = os.path.realpath(f)  # never raises, even on a link loop
+            if key not in seen:
+                seen.add(key)
+                targets.append(Target(f, display_name(f),
+                                      error=_file_device_error(f, settings_for(f))))
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
                          f"{', '.join(paths)}")
@@ -290,9 +298,12 @@ def _print_errors(reports: Sequence) -> None:
 def report(reports: Sequence, opts: CheckOptions) -> None:
     from verl_lint.report import RenderOptions, render, statistics, summary
 
+    from verl_lint.fileio import open_for_replace
+
     _print_errors(reports)
-    out = open(opts.output, "w", encoding="utf-8") if opts.output else sys.stdout
-    try:
+    # a report file is replaced only once it is complete: a failing render keeps the old one
+    with open_for_replace(opts.output) if opts.output else contextlib.nullcontext(sys.stdout) \
+            as out:
         if opts.statistics:
             out.write(statistics(reports))
             if not opts.quiet:
@@ -300,9 +311,6 @@ def report(reports: Sequence, opts: CheckOptions) -> None:
         else:
             render(opts.output_format, reports, out,
                    RenderOptions(color=_use_color(opts, out), quiet=opts.quiet))
-    finally:
-        if opts.output:
-            out.close()
 
 
 def show_settings(opts: CheckOptions, settings_for) -> None:
@@ -364,7 +372,7 @@ def run_check(opts: CheckOptions) -> int:
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--select", multiple=True, metavar="RULES",
               help="Rules to enable (code, prefix like VL2, name, or ALL); replaces the config.")
 @click.option("--extend-select", multiple=True, metavar="RULES",
@@ -372,7 +380,7 @@ def run_check(opts: CheckOptions) -> int:
 @click.option("--ignore", multiple=True, metavar="RULES", help="Rules to disable.")
 @click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="full",
               show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
+@click.option("--output", "-o", type=click.Path(),
               help="Write the report to FILE instead of stdout.")
 @click.option("--fail-on", type=click.Choice(SEVERITIES),
               help="Lowest severity that makes the exit status 1 (default: warning).")
@@ -384,7 +392,7 @@ def run_check(opts: CheckOptions) -> int:
 @click.option("--verl-version", metavar="X.Y.Z", help="verl release to check against.")
 @click.option("--verl-source", metavar="PATH", type=click.Path(),
               help="A verl tree on disk to check against (the folder holding `verl/`).")
-@click.option("--config", type=click.Path(dir_okay=False),
+@click.option("--config", type=click.Path(),
               help="Use this configuration file instead of discovering one.")
 @click.option("--no-color", is_flag=True, help="No colours in the `full` format.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only (no summary line).")

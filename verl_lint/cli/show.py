@@ -258,37 +258,47 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
              effective: Sequence[str], verl_version: str | None) -> int:
     from verl_lint.cli.check import UsageError, check_verl_version, device_mismatch, parse_pins
     from verl_lint.evaluate import evaluate_script
+    from verl_lint.engine import file_budget, gave_up, unexpected_error
     from verl_lint.settings import SettingsError, SettingsResolver
+    from verl_lint.verl.release import release_for
 
     try:
         # the settings `check` would use for this script: its config file plus these options
         cli = {"device": device, "pins": parse_pins(set_),
                "verl_version": check_verl_version(verl_version)}
         settings = SettingsResolver(cli)(Path(script))
-        source, model = load(script)
-        mismatch = device_mismatch(source, settings.device, dict(settings.pins))
-        if mismatch:
-            raise ShowError(f"{script}: {mismatch}")
+        # the same time budget and error handling as `check`: one line, never a traceback
+        with file_budget() as budget:
+            source, model = load(script)
+            mismatch = device_mismatch(source, settings.device, dict(settings.pins))
+            if mismatch:
+                raise ShowError(f"{script}: {mismatch}")
+            runs = evaluate_script(model, device=settings.device,
+                                   pins=dict(settings.pins) or None,
+                                   known_env=frozenset(settings.known_env))
+            choice = settings.choose_verl_version(source.text, script)
+            release = release_for(choice)
+            workspace = settings.workspace(script)
+            judged, eff = {}, None
+            for si, run in enumerate(runs):
+                for li, launch in enumerate(run.launches):
+                    judged[(si, li)], analysis = judged_against(launch, release, workspace,
+                                                                choice)
+                    if effective:
+                        eff = eff or {}
+                        eff[(si, li)] = effective_entries(
+                            analysis, effective, choice.version,
+                            GroupOrigins(release, launch, analysis))
+            if effective and eff is None:
+                eff = {}
+        if budget.expired:
+            raise ShowError(f"{script}: {gave_up(budget)}")
     except (ShowError, UsageError, SettingsError) as exc:
-        click.echo(f"verl-lint show: error: {exc}", err=True)
+        click.echo(f"error: {exc}", err=True)
         return 2
-    runs = evaluate_script(model, device=settings.device, pins=dict(settings.pins) or None,
-                           known_env=frozenset(settings.known_env))
-    from verl_lint.verl.release import release_for
-
-    choice = settings.choose_verl_version(source.text, script)
-    release = release_for(choice)
-    workspace = settings.workspace(script)
-    judged, eff = {}, None
-    for si, run in enumerate(runs):
-        for li, launch in enumerate(run.launches):
-            judged[(si, li)], analysis = judged_against(launch, release, workspace, choice)
-            if effective:
-                eff = eff or {}
-                eff[(si, li)] = effective_entries(analysis, effective, choice.version,
-                                                  GroupOrigins(release, launch, analysis))
-    if effective and eff is None:
-        eff = {}
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"error: {script}: {unexpected_error(exc, 'in show')}", err=True)
+        return 2
     if fmt == "json":
         click.echo(json.dumps(to_json(script, model, runs, eff, judged), indent=2,
                               ensure_ascii=False))

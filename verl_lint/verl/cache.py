@@ -68,8 +68,38 @@ def store(namespace: str, key: str, value: Any) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _bound(path.parent)
     except OSError:
         pass  # a read-only or full cache dir only costs speed
+
+
+MAX_ENTRIES = 4096  # per namespace: a script corpus with many distinct words must not fill the disk
+_stores = 0
+
+
+def _bound(directory: Path) -> None:
+    """Every 64th store in a process (and the first): if the namespace holds more than
+    MAX_ENTRIES entries, remove the oldest written down to three quarters of it."""
+    global _stores
+    _stores += 1
+    if _stores % 64 != 1:
+        return
+    entries = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if e.name.endswith(".pickle") and not e.name.startswith(".tmp-"):
+                try:
+                    entries.append((e.stat().st_mtime, e.path))
+                except OSError:
+                    pass
+    if len(entries) <= MAX_ENTRIES:
+        return
+    entries.sort()
+    for _, old in entries[:len(entries) - MAX_ENTRIES * 3 // 4]:
+        try:
+            os.unlink(old)
+        except OSError:
+            pass  # another process evicted it first
 
 
 def materialize(namespace: str, key: str, files: dict[str, str]) -> Path:

@@ -118,7 +118,8 @@ class ShellParseError(Rule):
             yield self.diagnostic(
                 ctx.source.span(start, end),
                 f"bash cannot parse this: this `{word}` has no `{_CLOSER[word]}` "
-                f"({error.message} at line {error.span.line})",
+                # the line bash names: at the end of the file that is one past the last line
+                f"({error.message} at line {ctx.source.line_of(error.span.start) + 1})",
                 labels=[Label(span=error.span, message="bash stops here")])
 
     @staticmethod

@@ -247,14 +247,20 @@ class BrokenContinuation(Rule):
             if after is None or not _looks_continued(lines[after][2].decode("utf-8", "replace")):
                 return
             blank = source.span(nxt_start, nxt_start + len(nxt))
+            # the whole run of blank lines goes in one fix: one `--fix` run mends the chain
+            last = i + 1
+            while last + 1 < len(lines) and not lines[last + 1][2].strip():
+                last += 1
+            _, last_start, last_text = lines[last]
             yield self.diagnostic(
                 blank,
                 f"a blank line inside the `\\` chain of line {i + 1} ends the command: line "
                 f"{after + 1} runs as a command of its own",
                 labels=[Label(span=source.span(slash, slash + 1), message="continued here")],
-                fix=Fix(title="Remove the blank line", applicability="unsafe",
-                        edits=(Edit(start=lines[i][1] + len(lines[i][2]), end=nxt_start + len(nxt),
-                                    replacement=""),)),
+                fix=Fix(title="Remove the blank line" + ("s" if last > i + 1 else ""),
+                        applicability="unsafe",
+                        edits=(Edit(start=lines[i][1] + len(lines[i][2]),
+                                    end=last_start + len(last_text), replacement=""),)),
             )
         elif stripped.startswith(b"#"):
             after = self._next_code_line(lines, i + 1)

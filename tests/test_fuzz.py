@@ -1,0 +1,44 @@
+"""The seeded mutation fuzzer (bench/fuzz.py) as a CI test: about a minute of mutated real
+scripts through check, show, `--fix --unsafe-fixes` and `--jobs 1` vs `--jobs 2`.
+
+`VERL_LINT_FUZZ_COUNT` changes the number of inputs (a long local run: `python bench/fuzz.py
+--count 12000`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parent.parent / "bench" / "fuzz.py"
+
+
+def _fuzz_module():
+    spec = importlib.util.spec_from_file_location("verl_lint_fuzz", FUZZ)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mutation_fuzz(monkeypatch, capsys):
+    monkeypatch.setenv("VERL_LINT_NO_CACHE", "1")
+    fuzz = _fuzz_module()
+    count = int(os.environ.get("VERL_LINT_FUZZ_COUNT", "80"))
+    figures = fuzz.run_fuzz(seed=19, count=count, budget=2.0)
+    with capsys.disabled():
+        print(f"\nfuzz: {figures.summary()}")
+    assert figures.inputs == count
+    assert [f"#{f.index} {f.mode} {f.kinds}: {f.problem}" for f in figures.failures] == []
+
+
+def test_every_mutation_changes_or_keeps_bytes():
+    import random
+
+    fuzz = _fuzz_module()
+    rng = random.Random(0)
+    seed = fuzz.default_seeds()[0]
+    for name, fn in fuzz.MUTATIONS.items():
+        out = fn(rng, seed) if name != "splice" else fn(rng, seed, seed)
+        assert isinstance(out, bytes), name
