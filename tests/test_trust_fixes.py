@@ -168,6 +168,17 @@ def test_part_of_a_word_is_not_widened():
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
 
+QWEN35_MEGATRON = """#!/usr/bin/env bash
+# verl==0.8.0
+set -xeuo pipefail
+python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\
+    actor_rollout_ref.model.path=Qwen/Qwen3.5-35B-A3B \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.actor.use_kl_loss=True \\
+    actor_rollout_ref.actor.megatron.use_remove_padding=True
+"""
+
+
 def test_a_fix_that_changes_the_run_is_never_applied_by_plain_fix(tmp_path):
     from pathlib import Path
 
@@ -175,28 +186,33 @@ def test_a_fix_that_changes_the_run_is_never_applied_by_plain_fix(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     script = tmp_path / "run.sh"
-    shutil.copy(root / "fixtures/rules/VL401/bad_qwen35_397b_actor_rmpad_default.sh", script)
-    before = script.read_bytes()
+    script.write_text(QWEN35_MEGATRON)
+    (d,) = json_diagnostics(script, "--select", "VL401")
+    assert d["fix"]["applicability"] == "unsafe"  # it flips how the run builds its batches
     run("--fix", "--select", "VL401", str(script))
-    assert script.read_bytes() == before
+    assert script.read_text() == QWEN35_MEGATRON
     run("--fix", "--unsafe-fixes", "--select", "VL401", str(script))
-    assert script.read_bytes() != before
+    assert "use_remove_padding=False" in script.read_text()
     hooks = {h["id"]: h["entry"] for h in yaml.safe_load(
         (root / ".pre-commit-hooks.yaml").read_text())}
     assert "--fix" in hooks["verl-lint-fix"] and "--unsafe-fixes" not in hooks["verl-lint-fix"]
 
 
 def test_a_fix_that_would_add_an_error_is_not_applied(tmp_path):
-    """VL307 would set n_gpus_per_node=8 to match CUDA_VISIBLE_DEVICES, but the script's
-    Megatron TP×PP×EP then no longer divides the world size (VL301)."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
+    """VL307 would set n_gpus_per_node=8 to match CUDA_VISIBLE_DEVICES, but the actor's
+    TP×PP = 16 then no longer divides the world size (VL301)."""
     script = tmp_path / "run.sh"
-    shutil.copy(root / "fixtures/rules/VL401/good_unknown_model_path.sh", script)
-    before = script.read_bytes()
-    result = run("--fix", "--unsafe-fixes", str(script))
-    assert script.read_bytes() == before
+    text = HEAD + """export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+python3 -m verl.trainer.main_ppo model_engine=megatron \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8 \\
+    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2 \\
+    trainer.n_gpus_per_node=16
+"""
+    script.write_text(text)
+    assert [d["fix"] is not None for d in json_diagnostics(script, "--select", "VL307")] == [True]
+    result = run("--fix", "--unsafe-fixes", "--select", "VL307,VL301", str(script))
+    assert script.read_text() == text
     assert "VL307 fix not applied: it would add an error" in result.stderr
 
 
@@ -243,3 +259,13 @@ def test_fixes_that_do_not_settle_are_reported():
 
     result = FixResult(path="run.sh", original=b"a", fixed=b"b", converged=False)
     assert "run.sh: fixes did not settle after 10 rounds" in summary([result], FixOptions(fix=True))
+
+
+def test_another_engine_only_for_the_very_same_setting():
+    tree = {"actor_rollout_ref": {"actor": {"veomni": {"param_offload": False}}}}
+    assert closest_keys("actor_rollout_ref.actor.fsdp_config.param_offload", tree=tree,
+                        value=True) == ["actor_rollout_ref.actor.veomni.param_offload"]
+    tree = {"actor_rollout_ref": {"actor": {"fsdp_config": {"turbo_config": {
+        "distributed": {"tensor_parallel_size": 1}}}}}}
+    assert closest_keys("actor_rollout_ref.actor.megatron.tensor_model_parallel_size",
+                        tree=tree, value=2) == []

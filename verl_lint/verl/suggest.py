@@ -111,11 +111,11 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
     leaf = parts[-1]
     out: list[str] = []
 
-    role, engine = role_of(key), engine_of(key)
+    role = role_of(key)
 
     def add(items: Iterable[str]) -> None:
         for item in items:
-            if item not in out and item != key and _same_place(item, role, engine, tree):
+            if item not in out and item != key and _same_place(item, key, role, tree):
                 out.append(item)
 
     add(sorted((p for p in paths if p.endswith("." + key)), key=len))
@@ -157,18 +157,24 @@ def engine_of(key: str) -> str | None:
     return next((p for p in key.split(".") if p in ENGINE_SECTIONS), None)
 
 
-def _same_place(candidate: str, role: str, engine: str | None, tree: dict) -> bool:
-    """A suggestion must stay in the key's role and engine section. A root-level config group
-    named like the key's leaf (`actor_rollout_ref.actor.model_engine` → `model_engine`) is the
-    exception: that is a group override written in the wrong place."""
+def _same_place(candidate: str, key: str, role: str, tree: dict) -> bool:
+    """A suggestion must stay in the key's role and engine section; another engine's section
+    only for the very same setting there (`actor.fsdp_config.param_offload` →
+    `actor.veomni.param_offload` when the launch chose veomni, never `actor.megatron.x` →
+    `actor.fsdp_config.turbo_config.…`). A root-level config group named like the key's leaf
+    (`actor_rollout_ref.actor.model_engine` → `model_engine`) is the other exception: that is a
+    group override written in the wrong place."""
     if "." not in candidate:
         return candidate == role or not isinstance(tree.get(candidate), dict)
     theirs = role_of(candidate)
     if _node(tree, role) is not NO_VALUE and theirs != role and \
             not theirs.startswith(role + "."):  # `actor_rollout_ref.x` may mean any of its roles
         return False
-    other = engine_of(candidate)
-    return engine is None or other is None or other == engine
+    engine, other = engine_of(key), engine_of(candidate)
+    if engine is None or other is None or other == engine:
+        return True
+    swapped = [other if part == engine else part for part in key.split(".")]
+    return candidate == ".".join(swapped)
 
 
 def _node(tree: dict, path: str) -> Any:
