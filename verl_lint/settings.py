@@ -209,20 +209,21 @@ def _severity_table(items: tuple[tuple[str, Severity], ...], _size: int) -> dict
 
 def resolve_selectors(selectors: Iterable[str], key: str = "select") -> set[str]:
     """Codes matched by code / prefix / name / ALL; an unknown selector raises SettingsError."""
-    from verl_lint.rules.registry import all_rules
+    from verl_lint.rules.registry import all_rules, rule_names
 
-    rules = all_rules()
+    rules = rule_names()  # {code: name}, without importing the rules on a warm start
     out: set[str] = set()
     for raw in selectors:
         sel = raw.strip()
         if sel.upper() == "ALL":
-            out.update(r.code for r in rules)
+            out.update(rules)
             continue
-        matched = {r.code for r in rules
-                   if r.code == sel.upper() or r.name == sel
-                   or (sel.upper().startswith("VL") and r.code.startswith(sel.upper()))}
+        matched = {code for code, name in rules.items()
+                   if code == sel.upper() or name == sel
+                   or (sel.upper().startswith("VL") and code.startswith(sel.upper()))}
         if not matched:
-            raise SettingsError(f"{key}: unknown rule selector {raw!r}{_suggest(sel, rules)}")
+            raise SettingsError(f"{key}: unknown rule selector {raw!r}"
+                                f"{_suggest(sel, all_rules())}")
         out |= matched
     return out
 

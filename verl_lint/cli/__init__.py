@@ -1,4 +1,5 @@
-"""Command line: `verl-lint [check] PATHS…`, `verl-lint show`, `verl-lint rule`, `verl-lint server`.
+"""Command line: `verl-lint [check] PATHS…`, `verl-lint show`, `verl-lint rule`, `verl-lint server`,
+`verl-lint clean`.
 
 Each subcommand lives in its own module and is attached here; `verl-lint PATHS…` without a
 subcommand means `check`.
@@ -18,6 +19,7 @@ _SUBCOMMANDS = {
     "show": "verl_lint.cli.show",
     "rule": "verl_lint.cli.rule",
     "server": "verl_lint.cli.server",
+    "clean": "verl_lint.cli.clean",
 }
 
 

@@ -48,7 +48,7 @@ class CheckOptions:
     config: str | None = None
     no_color: bool = False
     quiet: bool = False
-    jobs: int = 1
+    jobs: int | None = None
     stdin_filename: str | None = None
     force_exclude: bool = False
     show_settings: bool = False
@@ -57,6 +57,8 @@ class CheckOptions:
     diff: bool = False
     show_fixes: bool = False
     add_suppressions: bool = False
+    no_cache: bool = False
+    watch: bool = False
 
 
 @dataclass(frozen=True)
@@ -219,17 +221,21 @@ def error_reports(targets: Sequence[Target], run) -> list:
             for t in targets]
 
 
-def lint_targets(targets: Sequence[Target], settings_for, jobs: int) -> list:
-    return error_reports(targets, lambda ok: _lint_ok(ok, settings_for, jobs))
+def lint_targets(targets: Sequence[Target], settings_for, jobs: int | None,
+                 cache: bool = False) -> list:
+    return error_reports(targets, lambda ok: _lint_ok(ok, settings_for, jobs, cache))
 
 
-def _lint_ok(targets: Sequence[Target], settings_for, jobs: int) -> list:
+def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None,
+             cache: bool = False) -> list:
     from verl_lint.engine import lint_paths
+    from verl_lint.result_cache import ResultCache, enabled
 
     reports: list = []
     disk = [t for t in targets if t.data is None]
     by_path = iter(lint_paths([t.path for t in disk], settings_for, jobs=jobs,
-                              display={t.path: t.display for t in disk}.__getitem__))
+                              display={t.path: t.display for t in disk}.__getitem__,
+                              cache=ResultCache() if cache and enabled() else None))
     for t in targets:
         if t.data is None:
             reports.append(next(by_path))
@@ -330,6 +336,10 @@ def run_check(opts: CheckOptions) -> int:
         if opts.show_settings:
             show_settings(opts, settings_for)
             return 0
+        if opts.watch:
+            from verl_lint.watch import run_watch
+
+            return run_watch(opts)
         targets = find_targets(opts, settings_for)
         # fixes.py (and difflib) only load when a fix option is given
         if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
@@ -349,8 +359,9 @@ def run_check(opts: CheckOptions) -> int:
                 _print_errors(reports)
                 return 2 if any(r.error is not None for r in reports) else status
         else:
-            reports = once_per_run(lint_targets(targets, settings_for,
-                                                opts.jobs or os.cpu_count() or 1))
+            jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1  # None: engine decides
+            reports = once_per_run(lint_targets(targets, settings_for, jobs,
+                                                cache=not opts.no_cache))
         try:
             report(reports, opts)
         except BrokenPipeError:
@@ -396,8 +407,13 @@ def run_check(opts: CheckOptions) -> int:
               help="Use this configuration file instead of discovering one.")
 @click.option("--no-color", is_flag=True, help="No colours in the `full` format.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only (no summary line).")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Lint files in N processes (0 = one per CPU).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="Lint files in N processes (0 = one per CPU; default: one per CPU when "
+                   "more than a few dozen files need linting, else 1).")
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the result cache (also VERL_LINT_NO_CACHE=1).")
+@click.option("--watch", is_flag=True,
+              help="Lint again whenever a file changes (only the changed files), until Ctrl-C.")
 @click.option("--stdin-filename", metavar="PATH",
               help="With `-`: the path the script on stdin is reported (and configured) as.")
 @click.option("--force-exclude", is_flag=True,

@@ -93,8 +93,16 @@ class _Entries(Mapping):
         d, base = inner
         if d is not node:  # entered through an interpolation (a loop of them stops at 8)
             depth += 1
+        # the flat listing of a launch's whole config (≈ 3000 keys): a plain leaf, most of
+        # them, is listed here without a call, a `_opens` or a join per key
+        prefix = ".".join(path) + "." if path else ""
+        same = base == path
         for k, v in d.items():
-            self._walk(v, path + (k,), base + (k,), depth, out)
+            p = path + (k,)
+            if isinstance(v, dict) and v or isinstance(v, str) and "${" in v:
+                self._walk(v, p, p if same else base + (k,), depth, out)
+            else:
+                out[prefix + k] = (p, p if same else base + (k,), v)
 
     def _descend(self, parts: Path) -> tuple[Any, Path] | None:
         """(the node at `parts`, where it lives), through inherited dicts; None when absent."""

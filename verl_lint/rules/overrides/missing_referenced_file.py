@@ -9,6 +9,7 @@ from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.evaluate.model import Unknown
+from verl_lint.result_cache import consulted
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.knowledge.fixes import describe_origin, value_span
 from verl_lint.rules.origin import script_span
@@ -173,7 +174,7 @@ class MissingReferencedFile(Rule):
         config = ctx.config
         if config is None:
             return
-        for key, name_key, kind in self._references(config):
+        for key, name_key, kind in self._references(config, ctx.analysis.applied):
             resolved = config.get(key)
             if resolved is None or resolved.origin.kind != "script" or \
                     not isinstance(resolved.value, str):
@@ -183,6 +184,7 @@ class MissingReferencedFile(Rule):
                 continue
             path, certain = where
             span = self._span(ctx, resolved)
+            consulted(path)  # the result cache re-lints when it appears, changes or goes
             if not path.is_file():
                 if certain:
                     where = "" if Path(resolved.value).is_absolute() else \
@@ -209,8 +211,12 @@ class MissingReferencedFile(Rule):
                     f"loads `{key}`")
 
     @staticmethod
-    def _references(config) -> Iterator[tuple[str, str | None, str | None]]:
-        for key in config.keys():
+    def _references(config, applied) -> Iterator[tuple[str, str | None, str | None]]:
+        # only a value the script set is checked: the keys at or below an applied override
+        # (listing every key of the config per launch was a sixth of a cold run)
+        keys = dict.fromkeys(k for a in applied
+                             for k in ((a.key,) if a.key in config else config.keys(a.key + ".")))
+        for key in keys:
             for suffix, name_suffix, kind in _REFERENCES:
                 if key == suffix or key.endswith("." + suffix):
                     name_key = key[:-len(suffix)] + name_suffix if name_suffix else None

@@ -34,6 +34,9 @@ def glob_pattern(word: Word) -> str | None:
     """The unquoted character that makes the word a pathname-expansion pattern, as bash's
     `unquoted_glob_pattern_p` (subst.c) decides: `*` or `?`, or a `[` followed later by a `]`
     with no `/` between them (all unquoted); None when it is no pattern."""
+    if not any(p.kind == "literal" and p.quoted == "none" and
+               ("*" in p.text or "?" in p.text or "[" in p.text) for p in word.pieces):
+        return None  # most override words: no character by character walk
     bracket = False
     for c, quoted in _characters(word):
         if quoted:

@@ -1,0 +1,297 @@
+"""The result cache: a re-run over unchanged files prints what the last run found (as ruff's).
+
+One entry per linted file and configuration, stored through `verl_lint.verl.cache` (atomic
+writes, so concurrent runs are safe: a reader sees an old entry, a new one or none) under
+`<cache dir>/<version>/results/`. The entry's *slot* is named by everything a file's findings
+depend on besides its bytes — the path it is shown as and its absolute path, the resolved
+settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
+(`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
+SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
+old one in the same slot, so the cache grows with files × configurations, not with edits;
+`MAX_ENTRIES` bounds it anyway. Files of the workspace a result depends on (where an entry
+module was looked for: `dependencies`) are stored with their size and time, and checked. A file
+that ran out of time, could not be read, or read a config folder from disk is linted again
+next time.
+
+`--no-cache` or `VERL_LINT_NO_CACHE=1` turn it off; `verl-lint clean` empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from verl_lint.verl import cache as disk
+
+if TYPE_CHECKING:
+    from verl_lint.engine import FileReport
+    from verl_lint.evaluate.model import Launch
+    from verl_lint.settings import Settings
+    from verl_lint.verl.analysis import LaunchAnalysis
+    from verl_lint.verl.release import VersionChoice
+
+import contextvars
+
+NAMESPACE = "results"
+# paths of the workspace that rules looked at while linting the current file (`consulted`)
+_CONSULTED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("consulted")
+MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def enabled() -> bool:
+    return not os.environ.get("VERL_LINT_NO_CACHE")
+
+
+def _tree_stamp(root: Path, *, suffixes: tuple[str, ...] | None = None) -> str:
+    """Names, sizes and modification times of the files under `root` (symlinks followed, as
+    the built-in rules folder is one): any edit, install or upgrade changes it."""
+    h = hashlib.sha1()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if suffixes is not None and not name.endswith(suffixes):
+                continue
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            h.update(f"{folder[len(str(root)):]}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_stamp() -> str:
+    """verl-lint's version and its code, rules and bundled data (a development checkout keeps
+    its version number while its code changes)."""
+    from verl_lint import __version__
+
+    return f"{__version__}:{_tree_stamp(_PACKAGE, suffixes=('.py', '.json', '.gz', '.yaml', '.yml'))}"
+
+
+_TREE_STAMPS: dict[str, str] = {}  # one walk of a verl tree on disk per run (`ResultCache`)
+
+
+def verl_key(choice: "VersionChoice | None") -> str:
+    """The verl a file's launches are judged against (`Settings.choose_verl_version`): a bundled
+    release (its data is in `code_stamp`), or a verl tree on disk — the installed one, a
+    vendored workspace copy, `verl-source` — by the names, sizes and times of its files."""
+    if choice is None:
+        return "none"
+    key = choice.model_dump_json()
+    if choice.path:
+        stamp = _TREE_STAMPS.get(choice.path)
+        if stamp is None:
+            stamp = _TREE_STAMPS[choice.path] = _tree_stamp(Path(choice.path) / "verl",
+                                                            suffixes=(".py", ".yaml", "version"))
+        key += stamp
+    return key
+
+
+def dependencies(analyses: "list[tuple[Launch, LaunchAnalysis | None]]",
+                 choice: "VersionChoice | None", workspace,
+                 consulted: list[str]) -> tuple[str, ...] | None:
+    """The workspace files a file's findings depend on besides the script, its settings and
+    the chosen verl: what the rules `consulted`, and the places an entry module was looked for
+    (found or not). None when they
+    cannot be listed — a `--config-dir`, a `--config-path` the shell anchors
+    (`$(dirname "$0")/…`), a config folder on disk outside the chosen verl tree: such a file
+    is linted again every run. (A literal `--config-path` inside verl reads nothing.)"""
+    from verl_lint.verl.entry import module_of, search_roots
+
+    out: list[str] = list(consulted)
+    tree = choice.path if choice is not None else None
+    for launch, analysis in analyses:
+        if analysis is None or launch.config_dirs or \
+                (launch.config_path is not None and not isinstance(launch.config_path, str)):
+            return None
+        entry = analysis.entry_point
+        if entry is None:
+            if analysis.unresolved == "the entry point is not a verl module":
+                continue  # decided without looking at the workspace
+            module = module_of(launch)
+            rels = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__main__.py"] \
+                if module else []
+            if launch.script:
+                rels.append(launch.script)
+            out += [r if os.path.isabs(r) else str(root / r)
+                    for root in search_roots(workspace) for r in rels]
+        elif not all(not os.path.isabs(f) or (tree is not None and _inside(f, tree))
+                     for f in (entry.config_dir, *entry.search)):
+            return None
+    return tuple(dict.fromkeys(out))
+
+
+def _probe(paths: tuple[str, ...]) -> tuple:
+    return tuple(_stat(p) for p in paths)
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _inside(folder: str, root: str) -> bool:
+    return os.path.commonpath([os.path.abspath(folder), os.path.abspath(root)]) == \
+        os.path.abspath(root)
+
+
+def start_recording() -> list[str]:
+    """A fresh list for the paths `consulted` during the file the engine starts linting."""
+    paths: list[str] = []
+    _CONSULTED.set(paths)
+    return paths
+
+
+def consulted(path: "str | os.PathLike[str]") -> None:
+    """A rule that looks at the workspace (does the file a config names exist? what does it
+    define?) says which path: the result cache stores its size and time with the findings and
+    lints the script again when they change."""
+    paths = _CONSULTED.get(None)
+    if paths is not None:
+        paths.append(os.fspath(path))
+
+
+def _runtime_rules() -> str:
+    """Rules registered at run time from outside verl-lint (a test's or a plugin's): their code
+    is not in `code_stamp`. The built-in ones need not be loaded to know this."""
+    from verl_lint.rules import registry
+
+    outside = sorted(f"{code}={cls.__module__}.{cls.__qualname__}"
+                     for code, cls in registry._RULES.items()
+                     if not cls.__module__.startswith("verl_lint."))
+    return ",".join(outside)
+
+
+def _settings_print(settings: "Settings") -> str:
+    extend = ";".join(f"{p}:{_tree_stamp(Path(p), suffixes=('.yaml', '.yml'))}"
+                      for p in settings.extend_rules)
+    return (f"{settings.model_dump_json()}|config={settings.config_file}"
+            f"|cli-version={settings.verl_version_from_cli}|extend={extend}")
+
+
+class ResultCache:
+    """One run's view of the cache (settings fingerprints are worked out once per Settings)."""
+
+    def __init__(self) -> None:
+        _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
+        self._prints: dict[int, tuple["Settings", str]] = {}
+        self._rules: str | None = None
+        self.hits = 0
+        self.stored = 0
+
+    def _slot(self, path: Path, display: str, settings: "Settings",
+              choice: "VersionChoice | None") -> str:
+        entry = self._prints.get(id(settings))
+        if entry is None or entry[0] is not settings:
+            entry = self._prints[id(settings)] = (settings, _settings_print(settings))
+        # the working directory: per-file-ignores without a config file, `$(pwd)` and the
+        # relative paths a launch names are relative to it
+        where = f"{display}\0{os.path.abspath(path)}\0{os.getcwd()}"
+        if self._rules is None:
+            self._rules = _runtime_rules()
+        return f"{code_stamp()}\0{verl_key(choice)}\0{self._rules}\0{entry[1]}\0{where}"
+
+    def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
+        """The stored report for this file as it is now, or None (read it and lint it)."""
+        from verl_lint.engine import FileReport, read_script
+
+        source, problem = read_script(path)
+        if source is None:
+            return None
+        try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
+            choice = settings.choose_verl_version(source.text, display)
+        except Exception:  # noqa: BLE001
+            return None
+        found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
+        if found is disk.MISS or found[0] != _digest(source.data) or \
+                _probe(found[4]) != found[5]:
+            return None
+        _, diagnostics, version, error, _, _ = found
+        self.hits += 1
+        return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
+                          source=source)
+
+    def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
+        # a crashing rule crashes again on the same input (and keeps the others' findings),
+        # but running out of time depends on the machine's load: not stored
+        deps = report.depends_on
+        if report.source is None or deps is None or \
+                (report.error and "time budget" in report.error):
+            return
+        disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
+                   (_digest(report.source.data), report.diagnostics, report.version,
+                    report.error, deps, _probe(deps)))
+        self.stored += 1
+
+    def finish(self) -> None:
+        """Keep the cache bounded (only a run that wrote entries can have grown it)."""
+        if self.stored:
+            prune(MAX_ENTRIES)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _results_dir() -> Path | None:
+    root = disk.cache_root()
+    return None if root is None else root / NAMESPACE
+
+
+def prune(limit: int) -> int:
+    """Delete the oldest entries beyond `limit` (down to 90% of it); returns how many."""
+    folder = _results_dir()
+    if folder is None:
+        return 0
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.endswith(".pickle")]
+    except OSError:
+        return 0
+    if len(entries) <= limit:
+        return 0
+
+    def mtime(entry: os.DirEntry) -> float:
+        try:
+            return entry.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    entries.sort(key=mtime)
+    removed = 0
+    for entry in entries[:len(entries) - int(limit * 0.9)]:
+        try:
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            pass  # another run removed or replaced it
+    return removed
+
+
+def clean() -> list[Path]:
+    """Delete every cache verl-lint made (results and verl configs, all versions) in the cache
+    directory; returns the folders removed. Only version-named folders are touched: the
+    directory itself may be one the user chose (`VERL_LINT_CACHE_DIR`) and holds other things."""
+    import re
+    import shutil
+
+    root = disk.cache_root()
+    if root is None:
+        return []
+    base = root.parent
+    removed = []
+    try:
+        children = list(base.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        if child.is_dir() and not child.is_symlink() and re.fullmatch(r"\d+\.\d+[\w.+-]*", child.name):
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child)
+    return removed
