@@ -140,8 +140,10 @@ def test_unlintable_and_missing_files_exit_2(project):
 
 def test_statistics(project):
     result = run("check", "--statistics", "scripts")
-    assert result.stdout.splitlines()[:2] == ["2  VL901  fake-bad-command  [error]",
-                                              "2  VL902  fake-scenario  [warning]"]
+    assert [line.split() for line in result.stdout.splitlines()[:3]] == [
+        ["code", "name", "error", "warning", "info", "total"],
+        ["VL901", "fake-bad-command", "2", "0", "0", "2"],
+        ["VL902", "fake-scenario", "0", "2", "0", "2"]]
 
 
 def test_jobs_same_output(project):

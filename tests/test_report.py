@@ -173,15 +173,19 @@ def test_github_escaping():
 def test_summary_wording():
     reports = sample_reports()
     assert summary(reports) == ("1 error, 1 warning, 1 info in 1 file (3 files checked); "
-                                "1 file could not be linted")
+                                "1 file could not be linted (see the error lines)")
     assert summary([FileReport(path="a")]) == "All checks passed (1 file checked)"
+    # a file that could not be linted (or a rule that crashed on it) was not fully checked
+    assert summary([FileReport(path="a"), FileReport(path="b", error="binary file")]) == (
+        "No findings (2 files checked); 1 file could not be linted (see the error lines)")
 
 
 def test_statistics():
     assert statistics(sample_reports()).splitlines() == [
-        "1  VL004  unknown-config  [info]",
-        "1  VL201  unknown-override-key  [error]",
-        "1  VL307  device-count-mismatch  [warning]",
+        "code   name                   error  warning  info  total",
+        "VL004  unknown-config             0        0     1      1",
+        "VL201  unknown-override-key       1        0     0      1",
+        "VL307  device-count-mismatch      0        1     0      1",
     ]
 
 

@@ -215,7 +215,13 @@ def test_a_rename_whose_new_key_is_set_already_says_drop_it():
     a = analyze(["actor_rollout_ref.rollout.update_weights_bucket_megabytes=512",
                  "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512"])
     (p,) = [p for p in a.problems if p.code == "VL204"]
-    assert p.message.endswith("remove this one") and p.fix is None  # VL204 adds the deletion
+    # the same value on both: renaming would set the key twice, so the fix only drops this one
+    assert p.message.endswith("remove this one")
+    assert [e.replacement for e in p.fix.edits] == [""] and p.fix.title.startswith("Remove")
+    a = analyze(["actor_rollout_ref.rollout.update_weights_bucket_megabytes=512",
+                 "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=256"])
+    (p,) = [p for p in a.problems if p.code == "VL204"]
+    assert p.fix is None  # different values: which one the user meant is theirs to say
 
 
 def test_a_rename_chain_through_a_shared_key_keeps_the_role():

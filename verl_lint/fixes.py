@@ -1,14 +1,14 @@
 """Applying fixes: `--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `--add-suppressions`.
 
 Fixes are data (DESIGN principle 6): every Diagnostic may carry a `Fix` of byte edits. This module
-turns them into new file contents: pick non-overlapping fixes, drop any whose result bash could
-not parse, re-lint and repeat until nothing changes, then write atomically. The LSP's quick fixes
+turns them into new file contents: pick non-overlapping fixes (none where scenarios disagree on
+the same words), drop any whose result bash could not parse or that adds an error on a line
+that had none, re-lint and repeat until nothing changes, then write atomically. The LSP's quick fixes
 reuse `suppression_edit` / `file_suppression_edit` from here.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections import Counter
@@ -46,6 +46,7 @@ class AppliedFix:
     title: str
     line: int  # 1-based line of the finding in the text the fix was applied to
     applicability: str = "safe"
+    reason: str = ""  # why a dropped fix was not applied
 
 
 @dataclass
@@ -56,7 +57,7 @@ class FixResult:
     original: bytes
     fixed: bytes
     applied: list[AppliedFix] = field(default_factory=list)
-    dropped: list[AppliedFix] = field(default_factory=list)  # would not have parsed
+    dropped: list[AppliedFix] = field(default_factory=list)  # would not parse, or add an error
     diagnostics: list[Diagnostic] = field(default_factory=list)
     rounds: int = 0
     converged: bool = True
@@ -110,6 +111,32 @@ def apply_edits(data: bytes, edits: Iterable[Edit], newline: bytes | None = None
     return b"".join(out)
 
 
+def widen_deletion(data: bytes, edit: Edit) -> Edit:
+    """A deletion of one word, widened so no hole is left: the whole line when the word stands
+    alone on it (an array element, a `\\`-continued argument, with its trailing comment); the
+    previous line's ` \\` too when the word ends a continued command; else the blanks before
+    it. Any other edit (a part of a word, like a `+` prefix) is returned as it is."""
+    whole_word = (edit.start == 0 or data[edit.start - 1:edit.start] in b" \t\n(") and \
+        data[edit.end:edit.end + 1] in b" \t\r\n)"
+    if edit.replacement or edit.start == edit.end or not whole_word:
+        return edit
+    line_start = data.rfind(b"\n", 0, edit.start) + 1
+    nl = data.find(b"\n", edit.end)
+    line_end = len(data) if nl < 0 else nl + 1
+    before = data[line_start:edit.start]
+    rest = data[edit.end:line_end].strip()
+    continues = rest.endswith(b"\\")
+    if before.strip(b" \t") or not (rest in (b"", b"\\") or rest.startswith(b"#")):
+        start = edit.start - (len(before) - len(before.rstrip(b" \t")))
+        return Edit(start=start, end=edit.end, replacement="")
+    previous = data[:line_start].rstrip(b"\r\n")
+    if not continues and previous.endswith(b"\\"):
+        # the word ends a continued command: the line before must end it now
+        start = len(previous[:-1].rstrip(b" \t"))
+        return Edit(start=start, end=edit.end, replacement="")
+    return Edit(start=line_start, end=line_end, replacement="")
+
+
 def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
                   size: int | None = None) -> list[tuple[Diagnostic, Fix]]:
     """Fixes to try, in file order: safe ones (and unsafe with `unsafe`), well-formed, without
@@ -118,7 +145,9 @@ def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
     seen: set[tuple[Edit, ...]] = set()
     taken: list[Edit] = []
     chosen: list[tuple[Diagnostic, Fix]] = []
-    ordered = sorted((d for d in diagnostics if d.fix is not None),
+    disputed = _disputed(diagnostics)
+    ordered = sorted((d for d in diagnostics if d.fix is not None and
+                      (d.code, d.span.start, d.span.end) not in disputed),
                      key=lambda d: (min(e.start for e in d.fix.edits) if d.fix.edits else -1,
                                     d.sort_key()))
     for diag in ordered:
@@ -136,23 +165,52 @@ def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
     return chosen
 
 
+def _disputed(diagnostics: Iterable[Diagnostic]) -> set[tuple[str, int, int]]:
+    """(code, span) where scenarios disagree on how to change the finding's own text: one
+    finding per device branch on the same words, holding in different scenarios, with fixes
+    (or a fix and none) that differ and edit those shared words — whichever is applied would be
+    wrong for the other scenario. Fixes that insert into each scenario's own branch do not
+    dispute."""
+    found: dict[tuple[str, int, int], list[tuple[frozenset[str], Fix | None]]] = {}
+    for d in diagnostics:
+        found.setdefault((d.code, d.span.start, d.span.end), []).append(
+            (frozenset(d.scenarios), d.fix))
+
+    def edits_span(fix: Fix | None, start: int, end: int) -> bool:
+        return fix is not None and any(e.start < end and e.end > start for e in fix.edits)
+
+    def differ(fa: Fix | None, fb: Fix | None) -> bool:
+        return (fa.edits if fa else None) != (fb.edits if fb else None)
+
+    return {key for key, items in found.items()
+            if any(a and b and not a & b and differ(fa, fb)
+                   and (edits_span(fa, *key[1:]) or edits_span(fb, *key[1:]))
+                   for i, (a, fa) in enumerate(items) for b, fb in items[i + 1:])}
+
+
 def count_parse_errors(source: SourceText) -> int:
     from verl_lint.shell import parse_script
 
     return len(parse_script(source).errors)
 
 
-def _applied(diag: Diagnostic, fix: Fix) -> AppliedFix:
-    return AppliedFix(diag.code, fix.title, diag.span.line, fix.applicability)
+def _applied(diag: Diagnostic, fix: Fix, reason: str = "") -> AppliedFix:
+    return AppliedFix(diag.code, fix.title, diag.span.line, fix.applicability, reason)
+
+
+NOT_PARSED = "the result would not parse"
+NEW_ERROR = "it would add an error"
 
 
 def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
                max_rounds: int = MAX_ROUNDS, parse_errors: ParseErrors | None = None,
                path: str | None = None) -> FixResult:
-    """Apply fixes until a re-lint offers none (at most `max_rounds` rounds).
+    """Apply fixes until a re-lint offers none (at most `max_rounds` rounds), as ruff does:
+    each round's fixes are computed on the text the previous round produced.
 
-    A fix is dropped when the text it produces has more parse errors than before it: a fix
-    must never turn a runnable script into one bash rejects.
+    A fix is dropped when the text it produces has more parse errors than before it, or an
+    error finding on a line that had none: a fix must never turn a runnable script into one
+    bash rejects, nor trade one defect for another (a device count that no longer divides).
     """
     parse_errors = parse_errors or count_parse_errors
     original = source.data
@@ -163,6 +221,12 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
     current = source
     diagnostics = list(lint(current))
     base_errors = parse_errors(current)
+
+    def drop(diag: Diagnostic, fix: Fix, reason: str) -> None:
+        if (diag.code, fix.edits) not in dropped_keys:
+            dropped_keys.add((diag.code, fix.edits))
+            result.dropped.append(_applied(diag, fix, reason))
+
     while result.rounds < max_rounds:
         candidates = collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
         if not candidates:
@@ -170,9 +234,20 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
         accepted, new_data, errors = _parse_safe(current.data, candidates, base_errors,
                                                  newline, parse_errors)
         for diag, fix in candidates:
-            if (diag, fix) not in accepted and (diag.code, fix.edits) not in dropped_keys:
-                dropped_keys.add((diag.code, fix.edits))
-                result.dropped.append(_applied(diag, fix))
+            if (diag, fix) not in accepted:
+                drop(diag, fix, NOT_PARSED)
+        relinted = None
+        if accepted and new_data not in seen_texts:
+            worse = _adds_error(current, diagnostics, accepted, newline, lint)
+            relinted = worse.relinted
+            if worse.found:
+                kept, new_data, relinted = _error_safe(current, diagnostics, accepted, newline,
+                                                       lint)
+                for diag, fix in accepted:
+                    if (diag, fix) not in kept:
+                        drop(diag, fix, NEW_ERROR)
+                accepted = kept
+                errors = parse_errors(SourceText(new_data)) if kept else base_errors
         if not accepted or new_data in seen_texts:
             result.converged = not accepted
             break
@@ -181,7 +256,7 @@ def fix_source(source: SourceText, lint: Lint, *, unsafe: bool = False,
         seen_texts.add(new_data)
         current = SourceText(new_data, source.path)
         base_errors = errors
-        diagnostics = list(lint(current))
+        diagnostics = relinted if relinted is not None else list(lint(current))
     else:
         # out of rounds: converged only if nothing more would apply
         result.converged = not collect_fixes(diagnostics, unsafe=unsafe, size=len(current.data))
@@ -209,6 +284,59 @@ def _parse_safe(data: bytes, candidates: list[tuple[Diagnostic, Fix]], base_erro
             accepted.append(cand)
             new, errors = trial, trial_errors
     return accepted, new, errors
+
+
+def _is_error(d: Diagnostic) -> bool:
+    return d.severity.value == "error"
+
+
+def _old_offset(edits: Sequence[Edit], newline: bytes, offset: int) -> int:
+    """Where a byte of the edited text was before `edits` (inside a replacement: its start)."""
+    delta = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        at = e.start + delta
+        size = len(_encode(e.replacement, newline))
+        if offset < at:
+            break
+        if offset < at + size:
+            return e.start
+        delta += size - (e.end - e.start)
+    return offset - delta
+
+
+@dataclass
+class _Verdict:
+    found: bool
+    relinted: list[Diagnostic]
+
+
+def _adds_error(before: SourceText, diagnostics: Sequence[Diagnostic],
+                chosen: Sequence[tuple[Diagnostic, Fix]], newline: bytes,
+                lint: Lint) -> _Verdict:
+    """Lint the text `chosen` produce; does it have an error on a line that had none?"""
+    edits = [e for _, f in chosen for e in f.edits]
+    after = SourceText(apply_edits(before.data, edits, newline), before.path)
+    relinted = list(lint(after))
+    had = {before.line_of(d.span.start) for d in diagnostics if _is_error(d)}
+    found = any(_is_error(d) and
+                before.line_of(_old_offset(edits, newline, d.span.start)) not in had
+                for d in relinted)
+    return _Verdict(found, relinted)
+
+
+def _error_safe(before: SourceText, diagnostics: Sequence[Diagnostic],
+                candidates: Sequence[tuple[Diagnostic, Fix]], newline: bytes, lint: Lint):
+    """Add the candidates one by one, keeping each that adds no error (the slow path, taken
+    only when the round as a whole would)."""
+    kept: list[tuple[Diagnostic, Fix]] = []
+    data, relinted = before.data, None
+    for cand in candidates:
+        verdict = _adds_error(before, diagnostics, [*kept, cand], newline, lint)
+        if not verdict.found:
+            kept.append(cand)
+            data = apply_edits(before.data, [e for _, f in kept for e in f.edits], newline)
+            relinted = verdict.relinted
+    return kept, data, relinted
 
 
 # --- suppressions ------------------------------------------------------------------------------
@@ -499,6 +627,8 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     """`--diff` output for one file ("" when unchanged)."""
     if before == after:
         return ""
+    import difflib  # only for --diff
+
     a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
     b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
     lines = []
@@ -539,7 +669,7 @@ def summary(results: Sequence[FixResult], options: FixOptions) -> str:
     for r in results:
         for d in r.dropped:
             what = f"{d.code} fix" if d.code else "suppression"
-            notes.append(f"{r.path}:{d.line}: {what} not applied: the result would not parse "
+            notes.append(f"{r.path}:{d.line}: {what} not applied: {d.reason or NOT_PARSED} "
                          f"({d.title})")
         if not r.converged:
             notes.append(f"{r.path}: fixes did not settle after {MAX_ROUNDS} rounds; "

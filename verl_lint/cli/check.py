@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +63,44 @@ class CheckOptions:
 
 @dataclass(frozen=True)
 class Target:
-    """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`."""
+    """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`; `error`
+    says why it will not be linted (a missing path, a device the script never tests)."""
 
     path: Path
     display: str
     data: bytes | None = None
+    error: str | None = None
+
+
+_VERSION_TEXT = re.compile(r"\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[\w.]+)?")
+
+
+def check_verl_version(value: str | None) -> str | None:
+    """`--verl-version` must look like a release (`0.9.1`, `0.10.0.dev0`): anything else is a
+    usage error, not a release to fall back from."""
+    if value is not None and not _VERSION_TEXT.fullmatch(value.strip()):
+        raise UsageError(f"--verl-version {value!r} is not a verl version (X.Y.Z, e.g. 0.9.1)")
+    return value
+
+
+def device_mismatch(source, device: str | None, pins=None) -> str | None:
+    """Why the device pinned by `--device` (or `--set DEVICE=…`) is not a scenario of this
+    script — it tests the device, but never for this one —, or None. Linting the way through
+    no branch would report on a run nobody makes."""
+    from verl_lint.evaluate.scenarios import device_branches, device_name
+    from verl_lint.shell import parse_script
+
+    if not device and not pins:
+        return None
+    var, values = device_branches(parse_script(source))
+    device = device or (pins or {}).get(var or "DEVICE")
+    if var is None or not values or not device:
+        return None
+    tested = {device_name(v) or v for v in values}
+    if (device_name(device) or device) in tested:
+        return None
+    return (f"device {device!r} is not one this script tests (${var}: "
+            f"{', '.join(values)}); nothing to lint for it")
 
 
 def _split(values: Sequence[str]) -> tuple[str, ...]:
@@ -93,7 +127,7 @@ def cli_overrides(opts: CheckOptions) -> dict[str, Any]:
         "fail_on": opts.fail_on,
         "device": opts.device,
         "pins": parse_pins(opts.set_),
-        "verl_version": opts.verl_version,
+        "verl_version": check_verl_version(opts.verl_version),
         "verl_source": str(Path(opts.verl_source).absolute()) if opts.verl_source else None,
     }
 
@@ -115,10 +149,11 @@ def settings_for_args(args: Sequence[str], path: Path):
 
 
 def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
+    """The files to lint, in command-line order. A path that does not exist is a target with an
+    error: reported, while the others are still linted (exit 2 at the end)."""
     from verl_lint.discovery import DiscoveryError, discover, display_name
 
     paths = list(opts.paths) or ["."]
-    targets: list[Target] = []
     if "-" in paths:
         if len(paths) > 1:
             raise UsageError("`-` (stdin) cannot be combined with other paths")
@@ -129,22 +164,70 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
         from verl_lint.fileio import MAX_BYTES
 
         # bounded like a file (`verl-lint - < /dev/zero`); one byte more tells it is too large
-        return [Target(path, name, sys.stdin.buffer.read(MAX_BYTES + 1))]
-    try:
-        files = discover([Path(p) for p in paths], settings_for,
-                         force_exclude=opts.force_exclude)
-    except DiscoveryError as exc:
-        raise UsageError(str(exc)) from None
-    for f in files:
-        targets.append(Target(f, display_name(f)))
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+        return [Target(path, name, data, _device_error(data, name, settings_for(path)))]
+    targets: list[Target] = []
+    seen: set[str] = set()
+    for given in paths:
+        try:
+            files = discover([Path(given)], settings_for, force_exclude=opts.force_exclude)
+        except DiscoveryError:
+            targets.append(Target(Path(given), display_name(given),
+                                  error="no such file or directory"))
+            continue
+        for f in files:
+            key = os.path.realpath(f)  # never raises, even on a link loop
+            if key not in seen:
+                seen.add(key)
+                targets.append(Target(f, display_name(f),
+                                      error=_file_device_error(f, settings_for(f))))
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
                          f"{', '.join(paths)}")
     return targets
 
 
+def _pins_device(settings) -> bool:
+    # only then is the script read before linting (a device variable is named like one)
+    return bool(settings.device) or any("DEVICE" in k.upper() for k in settings.pins)
+
+
+def _device_error(data: bytes, name: str, settings) -> str | None:
+    from verl_lint.engine import script_problem
+    from verl_lint.source import SourceText
+
+    if not _pins_device(settings) or script_problem(data) is not None:
+        return None  # the engine reports unreadable input itself
+    return device_mismatch(SourceText(data, name), settings.device, dict(settings.pins))
+
+
+def _file_device_error(path: Path, settings) -> str | None:
+    if not _pins_device(settings) or not path.is_file():  # regular files only
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return _device_error(data, str(path), settings)
+
+
+def error_reports(targets: Sequence[Target], run) -> list:
+    """FileReports in target order: `run(targets without error)` for those, an error report
+    for the others."""
+    from verl_lint.engine import FileReport
+
+    done = iter(run([t for t in targets if t.error is None]))
+    return [FileReport(path=t.display, error=t.error) if t.error is not None else next(done)
+            for t in targets]
+
+
 def lint_targets(targets: Sequence[Target], settings_for, jobs: int | None,
                  cache: bool = False) -> list:
+    return error_reports(targets, lambda ok: _lint_ok(ok, settings_for, jobs, cache))
+
+
+def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None,
+             cache: bool = False) -> list:
     from verl_lint.engine import lint_paths
     from verl_lint.result_cache import ResultCache, enabled
 
@@ -169,6 +252,26 @@ def _lint_bytes(t: Target, settings):
     if problem is not None:
         return FileReport(path=t.display, error=problem)
     return lint_with_budget(SourceText(t.data, t.display), settings, path=t.display)
+
+
+ONCE_PER_RUN = "VL003"  # an unbundled verl version: the same for every file it applies to
+
+
+def once_per_run(reports: Sequence) -> list:
+    """The same run-wide finding (VL003: this verl version has no bundled data) is reported on
+    the first file only, not once per file."""
+    seen: set[str] = set()
+    for r in reports:
+        kept = []
+        for d in r.diagnostics:
+            if d.code == ONCE_PER_RUN:
+                if d.message in seen:
+                    continue
+                seen.add(d.message)
+            kept.append(d)
+        if len(kept) != len(r.diagnostics):
+            r.diagnostics = kept
+    return list(reports)
 
 
 def exit_status(reports: Sequence, settings_for, opts: CheckOptions) -> int:
@@ -244,13 +347,21 @@ def run_check(opts: CheckOptions) -> int:
 
             fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,
                                 opts.add_suppressions)
-            reports, status = run_fix_mode(targets, settings_for, fixing, quiet=opts.quiet)
+            status = None
+
+            def fix(ok: Sequence[Target]) -> list:
+                nonlocal status
+                reports, status = run_fix_mode(ok, settings_for, fixing, quiet=opts.quiet)
+                return reports
+
+            reports = once_per_run(error_reports(targets, fix))
             if status is not None:  # --diff, or fixed stdin: fixes.py printed the result
                 _print_errors(reports)
                 return 2 if any(r.error is not None for r in reports) else status
         else:
             jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1  # None: engine decides
-            reports = lint_targets(targets, settings_for, jobs, cache=not opts.no_cache)
+            reports = once_per_run(lint_targets(targets, settings_for, jobs,
+                                                cache=not opts.no_cache))
         try:
             report(reports, opts)
         except BrokenPipeError:

@@ -77,8 +77,10 @@ def judged_against(launch: Launch, release, workspace, choice) -> tuple[dict[str
             "unresolved": why}, analysis
 
 
-def effective_entries(analysis, patterns: Sequence[str], version: str) -> dict[str, Any]:
-    """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`."""
+def effective_entries(analysis, patterns: Sequence[str], version: str,
+                      groups: "GroupOrigins | None" = None) -> dict[str, Any]:
+    """{"version", "entries": [(key, value, origin)], "unresolved"} for `--effective`;
+    `groups` names the group override behind a default."""
     out: dict[str, Any] = {"version": version, "entries": [], "unresolved": None}
     config = analysis.config
     if config is None:
@@ -91,8 +93,59 @@ def effective_entries(analysis, patterns: Sequence[str], version: str) -> dict[s
             out["entries"].append((pattern, None, "not in the effective config"))
         for k in keys:
             r = config.get(k)
-            out["entries"].append((k, r.value, r.describe()))
+            out["entries"].append((k, r.value, _origin(r, groups)))
     return out
+
+
+def _origin(r, groups: "GroupOrigins | None") -> str:
+    """`r.describe()`, with "verl default" named after the group override that chose it."""
+    if groups is None:
+        return r.describe()
+    if r.origin.kind == "default":
+        return groups.origin(r.key) or "verl default"
+    if r.origin.kind == "inherited" and r.inherited_origin is not None and \
+            r.inherited_origin.kind == "default":
+        return f"{r.origin.describe()}, {groups.origin(r.origin.from_key) or 'verl default'}"
+    return r.describe()
+
+
+class GroupOrigins:
+    """Which group override of a launch (`model_engine=megatron`, line 102) gives a key its
+    value: the group's own key, or a default only that group's config has. The effective
+    config calls both "verl default"; the user wrote the line that chose them."""
+
+    def __init__(self, release, launch: Launch, analysis) -> None:
+        self.release, self.analysis = release, analysis
+        self.entry = analysis.entry_point
+        texts = set(analysis.group_overrides)
+        self.groups = [(o, text) for o in launch.overrides
+                       if isinstance(o.text, str) and (text := o.text) in texts]
+        self._without: dict[str, Any] = {}
+
+    def origin(self, key: str) -> str | None:
+        from verl_lint.verl import hydra_semantics as hs
+
+        if self.entry is None or self.analysis.base is None:
+            return None
+        parts = tuple(key.split("."))
+        for o, text in self.groups:
+            line = o.span.line
+            if o.key.split("@", 1)[0].lstrip("+") == key:
+                return f"set at line {line} by the config group override {text}"
+            without = self._tree_without(text)
+            if isinstance(without, dict) and \
+                    hs.lookup(without, parts) != hs.lookup(self.analysis.base, parts):
+                return f"default of the config group {text}, chosen at line {line}"
+        return None
+
+    def _tree_without(self, text: str) -> Any:
+        from verl_lint.verl.configs import composed
+
+        if text not in self._without:
+            rest = tuple(t for t in self.analysis.group_overrides if t != text)
+            self._without[text] = composed(self.release, self.entry,
+                                           self.analysis.config_name, rest)
+        return self._without[text]
 
 
 def _override_row(o: Override) -> dict[str, Any]:
@@ -166,7 +219,9 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
                 bits.append(f"--config-name {_fmt(launch.config_name)}")
             table = Table(title=escape(" · ".join(bits)), title_justify="left")
             table.add_column("line", justify="right", style="dim")
-            table.add_column("key")
+            # keys are what the user greps for: never cut; the value column wraps instead
+            keys = [f"{o.prefix}{o.key}" for o in launch.overrides] or [""]
+            table.add_column("key", no_wrap=True, min_width=max(map(len, keys)))
             table.add_column("value", overflow="fold")
             table.add_column("from", style="dim")
             for o in launch.overrides:
@@ -201,7 +256,7 @@ def print_table(path: str, model, runs: list[ScenarioRun], effective: dict | Non
 
 def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
              effective: Sequence[str], verl_version: str | None) -> int:
-    from verl_lint.cli.check import UsageError, parse_pins
+    from verl_lint.cli.check import UsageError, check_verl_version, device_mismatch, parse_pins
     from verl_lint.evaluate import evaluate_script
     from verl_lint.engine import file_budget, gave_up, unexpected_error
     from verl_lint.settings import SettingsError, SettingsResolver
@@ -209,11 +264,15 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
 
     try:
         # the settings `check` would use for this script: its config file plus these options
-        cli = {"device": device, "pins": parse_pins(set_), "verl_version": verl_version}
+        cli = {"device": device, "pins": parse_pins(set_),
+               "verl_version": check_verl_version(verl_version)}
         settings = SettingsResolver(cli)(Path(script))
         # the same time budget and error handling as `check`: one line, never a traceback
         with file_budget() as budget:
             source, model = load(script)
+            mismatch = device_mismatch(source, settings.device, dict(settings.pins))
+            if mismatch:
+                raise ShowError(f"{script}: {mismatch}")
             runs = evaluate_script(model, device=settings.device,
                                    pins=dict(settings.pins) or None,
                                    known_env=frozenset(settings.known_env))
@@ -227,7 +286,9 @@ def run_show(script: str, device: str | None, set_: Sequence[str], fmt: str,
                                                                 choice)
                     if effective:
                         eff = eff or {}
-                        eff[(si, li)] = effective_entries(analysis, effective, choice.version)
+                        eff[(si, li)] = effective_entries(
+                            analysis, effective, choice.version,
+                            GroupOrigins(release, launch, analysis))
             if effective and eff is None:
                 eff = {}
         if budget.expired:

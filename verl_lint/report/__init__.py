@@ -41,7 +41,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(reports: Sequence["FileReport"]) -> str:
-    """`3 errors, 1 warning in 2 files` (plus files that could not be linted)."""
+    """`3 errors, 1 warning in 2 files (5 files checked)`, plus the files that could not be
+    linted. "All checks passed" only when every file was linted and no rule crashed: a file
+    verl-lint could not read, or one a rule crashed on, was not fully checked."""
     counts: Counter[str] = Counter()
     with_findings = 0
     for r in reports:
@@ -50,24 +52,41 @@ def summary(reports: Sequence["FileReport"]) -> str:
         counts.update(d.severity.value for d in r.diagnostics)
     failed = sum(1 for r in reports if r.error is not None)
     parts = [_plural(counts[s], s) for s in ("error", "warning", "info") if counts[s]]
+    checked = f"({_plural(len(reports), 'file')} checked)"
     if parts:
-        text = f"{', '.join(parts)} in {_plural(with_findings, 'file')}"
-        text += f" ({_plural(len(reports), 'file')} checked)"
+        text = f"{', '.join(parts)} in {_plural(with_findings, 'file')} {checked}"
+    elif failed:
+        text = f"No findings {checked}"
     else:
-        text = f"All checks passed ({_plural(len(reports), 'file')} checked)"
+        text = f"All checks passed {checked}"
     if failed:
-        text += f"; {_plural(failed, 'file')} could not be linted"
+        text += f"; {_plural(failed, 'file')} could not be linted (see the error lines)"
     return text
 
 
+SEVERITY_COLUMNS = ("error", "warning", "info")
+
+
 def statistics(reports: Sequence["FileReport"]) -> str:
-    """One line per code: count, code, name, severity — most frequent first."""
-    counts: Counter[tuple[str, str, str]] = Counter()
+    """A table, one row per rule: code, name, a count per severity, total — most frequent
+    first (a rule's findings can have several severities: `severity` overrides per file)."""
+    per_rule: dict[tuple[str, str], Counter[str]] = {}
     for r in reports:
-        counts.update((d.code, d.name, d.severity.value) for d in r.diagnostics)
-    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
-    width = max((len(str(n)) for _, n in rows), default=1)
-    return "".join(f"{n:>{width}}  {code}  {name}  [{sev}]\n" for (code, name, sev), n in rows)
+        for d in r.diagnostics:
+            per_rule.setdefault((d.code, d.name), Counter())[d.severity.value] += 1
+    if not per_rule:
+        return ""
+    rows = sorted(per_rule.items(), key=lambda kv: (-sum(kv[1].values()), kv[0][0]))
+    table = [("code", "name", *SEVERITY_COLUMNS, "total")]
+    table += [(code, name, *(str(c[s]) for s in SEVERITY_COLUMNS), str(sum(c.values())))
+              for (code, name), c in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = []
+    for row in table:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
+        cells += [cell.rjust(w) for cell, w in zip(row[2:], widths[2:])]
+        lines.append("  ".join(cells).rstrip() + "\n")
+    return "".join(lines)
 
 
 def one_line(text: str) -> str:

@@ -34,7 +34,7 @@ from verl_lint.verl.effective_build import build_effective
 from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.sources import Workspace
-from verl_lint.verl.suggest import closest_keys
+from verl_lint.verl.suggest import NO_VALUE, closest_keys
 from verl_lint.verl.versions import SUPPORTED_VERSIONS, parse_version
 
 ProblemKind = Literal[
@@ -65,6 +65,7 @@ class OverrideProblem:
     fix: Fix | None = None
     since: str | None = None  # renamed: the release it happened in
     new_key: str | None = None  # renamed: the key to use now
+    caused_by: Override | None = None  # the override whose fix makes this one valid (no own fix)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -340,6 +341,7 @@ class _Analyzer:
         missing = [k for k in _base_missing(base)
                    if hs.lookup(state.root, tuple(k.split("."))) == hs.MISSING]
         missing += [a.key for a in self.applied if a.value == hs.MISSING and a.key not in missing]
+        _mark_consequences(self)
         # `base` is the shared composed tree: the rules' per-tree caches key on its identity
         return LaunchAnalysis(
             config=config, config_name=self.name, unresolved=None, problems=self.problems,
@@ -533,10 +535,12 @@ class _Analyzer:
                          f"add it with '{new}{key}=…'", hydra_message=hydra_msg,
                          fix=_prefix_fix(ov, new, f"Add '{new}'"))
             return
-        sugg = self._suggest(key)
+        sugg = self._suggest(key, p.value)
         self.problem("unknown-key", ov, key, f"unknown key '{key}' in verl {v} ({self.name})"
-                     + _did_you_mean(sugg), hydra_message=hydra_msg, suggestions=sugg,
-                     fix=_rename_fix(ov, sugg[0], "unsafe") if len(sugg) == 1 else None)
+                     + _did_you_mean(sugg) + _set_already(sugg, self.launch),
+                     hydra_message=hydra_msg, suggestions=sugg,
+                     fix=_rename_fix(ov, sugg[0], "unsafe", self.launch) if len(sugg) == 1
+                     else None)
 
     def _group_elsewhere(self, ov: Override, p: hs.Parsed) -> bool:
         """`model_engine=megatron` on a release without that config group."""
@@ -603,11 +607,10 @@ class _Analyzer:
             msg += f"; on Ascend NPUs the profiler is '{npu}'"  # nsys is NVIDIA's
         certain = bool(new) and "value_map" not in entry and \
             hs.lookup(self.base, tuple(new.split("."))) is not hs.ABSENT
-        fix = _rename_fix(ov, new, "safe" if certain else "unsafe") if new else None
+        fix = _rename_fix(ov, new, "safe" if certain else "unsafe", self.launch) if new else None
         also = next((o for o in self.launch.overrides if new and o.key == new), None)
         if also is not None:  # renaming would set it twice: this one is only to drop
             msg += f"; the script sets '{new}' already (line {also.span.line}): remove this one"
-            fix = None
         self.problem("renamed", ov, p.key, msg, since=since, new_key=new,
                      hydra_message=f"Could not override '{p.key}'.", fix=fix)
         return True
@@ -642,8 +645,8 @@ class _Analyzer:
         moved = old_role + new[len(new_role):]
         return moved if hs.lookup(self.base, tuple(moved.split("."))) is not hs.ABSENT else new
 
-    def _suggest(self, key: str) -> list[str]:
-        return closest_keys(key, tree=self.base)
+    def _suggest(self, key: str, value: Any = NO_VALUE) -> list[str]:
+        return closest_keys(key, tree=self.base, value=value)
 
 
 _ROLES = ("actor_rollout_ref.actor.", "actor_rollout_ref.ref.", "actor_rollout_ref.rollout.")
@@ -724,8 +727,69 @@ def _prefix_fix(ov: Override, new_prefix: str, title: str) -> Fix | None:
     return Fix(title=title, edits=(Edit(start=start, end=ov.key_span.start, replacement=new_prefix),))
 
 
-def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsafe"]) -> Fix | None:
+def _set_already(sugg: list[str], launch: Launch) -> str:
+    """Say so when the launch sets the only suggestion already: renaming is then no fix (and a
+    scenario where it does not is told apart, so its fix is not taken for this one's)."""
+    also = next((o for o in launch.overrides if len(sugg) == 1 and o.key == sugg[0]), None)
+    return "" if also is None else f" (the launch sets it already, line {also.span.line})"
+
+
+def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsafe"],
+                launch: Launch) -> Fix | None:
+    """Rename the override's key — never onto a key the launch already sets: the launch would
+    then set it twice and the later value would silently win. When both say the same (literal
+    values), the old override is only to drop: the fix deletes it."""
     if not _literal_key(ov):
         return None
-    return Fix(title=f"Rename to '{new_key}'", applicability=applicability,
-               edits=(Edit(start=ov.key_span.start, end=ov.key_span.end, replacement=new_key),))
+    already = [o for o in launch.overrides if o is not ov and o.key == new_key and o.prefix != "~"]
+    if not already:
+        return Fix(title=f"Rename to '{new_key}'", applicability=applicability,
+                   edits=(Edit(start=ov.key_span.start, end=ov.key_span.end, replacement=new_key),))
+    if ov.value_span is None or any(o.value_span is None or o.value != ov.value for o in already):
+        return None  # different values, or values from variables that may differ per scenario
+    # the word only: `checked_fix` widens it to the element or continuation line it stands on
+    return Fix(title=f"Remove it: '{new_key}' is set to {ov.value} already",
+               applicability=applicability,
+               edits=(Edit(start=ov.span.start, end=ov.span.end, replacement=""),))
+
+# what a key that only follows from a misplaced group override can be reported as
+_CONSEQUENTIAL = ("unknown-key", "not-a-field", "missing-plus", "renamed")
+
+
+def _brought_by(moved: dict, base: dict, parts: tuple[str, ...]) -> bool:
+    """Is the key, or its deepest ancestor in `moved`, a node `base` lacks — i.e. does the key
+    lie in a section the group override brings (`actor.megatron.grad_offload`, renamed in that
+    section, included)?"""
+    for i in range(len(parts), 0, -1):
+        if hs.lookup(moved, parts[:i]) is not hs.ABSENT:
+            return hs.lookup(base, parts[:i]) is hs.ABSENT
+    return False
+
+
+def _mark_consequences(an: _Analyzer) -> None:
+    """A group override written under a role (`actor_rollout_ref.actor.model_engine=megatron`,
+    whose fix moves it to `model_engine=megatron`) makes every key of that group's config look
+    unknown (`actor.megatron.*`). Those findings follow from it: they say so and carry no fix of
+    their own, so `--fix` moves the group first and judges the rest on the fixed text."""
+    for cause in an.problems:
+        ov = cause.override
+        if cause.kind != "unknown-key" or cause.fix is None or ov is None or \
+                len(cause.suggestions) != 1 or not isinstance(ov.value, str):
+            continue
+        group = cause.suggestions[0]
+        if not an.release.is_group(an.entry, group):
+            continue
+        moved = f"{group}={ov.value}"
+        tree = composed(an.release, an.entry, an.name, (*an._group_texts, moved))
+        if not isinstance(tree, dict):
+            continue
+        for p in an.problems:
+            if p is cause or p.caused_by is not None or p.kind not in _CONSEQUENTIAL or \
+                    not _brought_by(tree, an.base, tuple(p.key.split("."))):
+                continue
+            p.caused_by, p.fix = ov, None
+            # a guess elsewhere in the tree is moot once the group is chosen
+            p.message = p.message.removesuffix(_did_you_mean(p.suggestions))
+            p.suggestions = []
+            p.message += f"; it exists once '{moved}' selects the group (line {ov.span.line}): " \
+                         "fix that first"

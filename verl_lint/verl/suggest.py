@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
+NO_VALUE: Any = object()
 _paths_cache: dict[int, tuple[Any, list[str]]] = {}
 # (id(tree), key, limit) -> (tree, suggestions): a typo copied into many scripts of a repository
 # is ranked once per release
@@ -65,12 +66,15 @@ def _path_ratio(a: str, b: str) -> float:
 
 
 def closest_keys(key: str, names: Iterable[str] | None = None, *, tree: dict | None = None,
-                 limit: int = 3) -> list[str]:
+                 limit: int = 3, value: Any = NO_VALUE) -> list[str]:
     """Up to `limit` suggestions for `key`.
 
     With `names` (the fields of one dataclass), compare the leaf only. With `tree`, rank: keys
     that end with what was typed (a missing prefix), then close spellings of the whole path,
     then the same leaf (or a close one) under the deepest ancestor that exists, then anywhere.
+    A suggestion in another role or under another engine's section (`ref.megatron.x` never
+    becomes `ref.fsdp_config.…`), or whose default cannot hold `value` (the override's parsed
+    value), is dropped: renaming into it would be a different setting, not a spelling fix.
     """
     if names is not None:
         scored = sorted(((leaf_similarity(key, n), n) for n in names if not n.startswith("_")),
@@ -85,7 +89,9 @@ def closest_keys(key: str, names: Iterable[str] | None = None, *, tree: dict | N
         _closest_cache.clear()
     found = _closest_in_tree(key, tree, limit)
     _closest_cache[(id(tree), key, limit)] = (tree, found)
-    return list(found)
+    if value is NO_VALUE:
+        return list(found)
+    return [s for s in found if fits(_node(tree, s), value)]
 
 
 def _regrouped(key: str) -> Iterator[str]:
@@ -105,9 +111,11 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
     leaf = parts[-1]
     out: list[str] = []
 
+    role = role_of(key)
+
     def add(items: Iterable[str]) -> None:
         for item in items:
-            if item not in out and item != key:
+            if item not in out and item != key and _same_place(item, key, role, tree):
                 out.append(item)
 
     add(sorted((p for p in paths if p.endswith("." + key)), key=len))
@@ -131,3 +139,69 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
         best = max(score for score, _ in scored)
         add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)
     return out[:limit]
+
+
+# the top-level sections a key belongs to; under actor_rollout_ref each role is its own
+_SPLIT_ROLES = ("actor_rollout_ref",)
+# each role's per-engine section (one per `model_engine` option; FSDP's is `fsdp_config`)
+ENGINE_SECTIONS = frozenset({"fsdp_config", "megatron", "veomni", "torchtitan"})
+
+
+def role_of(key: str) -> str:
+    """`actor_rollout_ref.ref` for `actor_rollout_ref.ref.x`, `critic` for `critic.x`."""
+    parts = key.split(".")
+    return ".".join(parts[:2]) if parts[0] in _SPLIT_ROLES and len(parts) > 2 else parts[0]
+
+
+def engine_of(key: str) -> str | None:
+    return next((p for p in key.split(".") if p in ENGINE_SECTIONS), None)
+
+
+def _same_place(candidate: str, key: str, role: str, tree: dict) -> bool:
+    """A suggestion must stay in the key's role and engine section; another engine's section
+    only for the very same setting there (`actor.fsdp_config.param_offload` →
+    `actor.veomni.param_offload` when the launch chose veomni, never `actor.megatron.x` →
+    `actor.fsdp_config.turbo_config.…`). A root-level config group named like the key's leaf
+    (`actor_rollout_ref.actor.model_engine` → `model_engine`) is the other exception: that is a
+    group override written in the wrong place."""
+    if "." not in candidate:
+        return candidate == role or not isinstance(tree.get(candidate), dict)
+    theirs = role_of(candidate)
+    if _node(tree, role) is not NO_VALUE and theirs != role and \
+            not theirs.startswith(role + "."):  # `actor_rollout_ref.x` may mean any of its roles
+        return False
+    engine, other = engine_of(key), engine_of(candidate)
+    if engine is None or other is None or other == engine:
+        return True
+    swapped = [other if part == engine else part for part in key.split(".")]
+    return candidate == ".".join(swapped)
+
+
+def _node(tree: dict, path: str) -> Any:
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return NO_VALUE
+        node = node[part]
+    return node
+
+
+def fits(default: Any, value: Any) -> bool:
+    """Whether a node holding `default` could take `value` (a value parsed like Hydra), as far
+    as the two are known: a scalar never replaces a section, a boolean field takes only a
+    boolean, a number field only a number. Unknown or null on either side fits."""
+    from verl_lint.evaluate.model import Unknown
+
+    if default is NO_VALUE or default is None or value is None or isinstance(value, Unknown):
+        return True
+    if isinstance(default, str) or (isinstance(value, str) and value.startswith("${")):
+        return True  # a string field takes anything; an interpolation's type is not known here
+    if isinstance(default, dict):
+        return isinstance(value, dict)
+    if isinstance(value, dict):
+        return False
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return True

@@ -76,6 +76,10 @@ class DeviceCountMismatch(Rule):
         trainer.n_gpus_per_node=4
     ```
 
+    ## Fix safety
+    Unsafe: the fix sets `trainer.n_gpus_per_node` to the visible device count; it may be
+    the device list that is wrong.
+
     ## References
     - verl docs, "Multinode training" (`trainer.n_gpus_per_node`)
     - Ray docs, "Accelerator support" (`CUDA_VISIBLE_DEVICES`, `ASCEND_RT_VISIBLE_DEVICES`)

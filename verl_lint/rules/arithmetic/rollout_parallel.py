@@ -87,6 +87,10 @@ class RolloutParallelMismatch(Rule):
         trainer.n_gpus_per_node=8
     ```
 
+    ## Fix safety
+    Unsafe: the fix changes a parallel size the script states literally; the size that
+    should change may be another one (or the device count).
+
     ## References
     - verl `verl/workers/config/rollout.py` (`expert_parallel_size must be equal to
       tensor_model_parallel_size * data_parallel_size`, pipeline parallel not implemented)

@@ -92,6 +92,10 @@ class TokenBudgetTooSmall(Rule):
         actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384
     ```
 
+    ## Fix safety
+    Unsafe: raising the token budget changes how many tokens a micro batch packs, and so
+    memory use and speed.
+
     ## References
     - verl `verl/utils/seqlen_balancing.py` (`rearrange_micro_batches`)
     - verl docs, "Performance tuning guide": dynamic batch size and `ppo_max_token_len_per_gpu`

@@ -107,6 +107,11 @@ class DeviceEnvMismatch(Rule):
     python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm
     ```
 
+    ## Fix safety
+    Unsafe: renaming the other device's variable changes the environment the job runs with.
+    Setting `trainer.device=npu` is safe when it is added in the NPU branch, unsafe when it
+    would change another scenario.
+
     ## References
     - verl Ascend quick start: `ASCEND_RT_VISIBLE_DEVICES`, HCCL settings
     - torch_npu `NPUAllocatorConfig.h` (`getenv("PYTORCH_NPU_ALLOC_CONF")`); verl

@@ -43,6 +43,10 @@ class UnusedSuppression(Rule):
     export HYDRA_FULL_ERROR=1
     ```
 
+    ## Fix safety
+    Safe: the fix removes the directive (or the one unused code from it); no finding was
+    suppressed by it, so the script and the other findings stay as they are.
+
     ## References
     - The "Suppressions" part of the verl-lint README
     """

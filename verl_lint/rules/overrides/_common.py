@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from verl_lint.diagnostics import Diagnostic, Fix
+from verl_lint.diagnostics import Diagnostic, Fix, Label
 from verl_lint.evaluate.model import Unknown
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.verl import hydra_semantics as hs
@@ -20,8 +20,9 @@ def problems(ctx: LaunchContext, code: str) -> Iterator[OverrideProblem]:
             yield problem
 
 
-def checked_fix(ctx: LaunchContext, fix: Fix | None) -> Fix | None:
-    """Keep a fix only if each edit replaces what the script really holds there."""
+def checked_fix(ctx: LaunchContext, fix: Fix | None, *, words: bool = False) -> Fix | None:
+    """Keep a fix only if each edit replaces what the script really holds there (`words`: the
+    caller deletes whole override words it checked, expansions included)."""
     if fix is None:
         return None
     data = ctx.source.data
@@ -29,8 +30,12 @@ def checked_fix(ctx: LaunchContext, fix: Fix | None) -> Fix | None:
         if not (0 <= edit.start <= edit.end <= len(data)):
             return None
         old = data[edit.start:edit.end]
-        if edit.start < edit.end and (b" " in old or b"$" in old or b"\n" in old):
+        if edit.start < edit.end and not words and (b" " in old or b"$" in old or b"\n" in old):
             return None
+    if any(not e.replacement for e in fix.edits):  # a deletion takes its line or blanks along
+        from verl_lint.fixes import widen_deletion
+
+        fix = fix.model_copy(update={"edits": tuple(widen_deletion(data, e) for e in fix.edits)})
     return fix
 
 
@@ -39,7 +44,10 @@ def report(rule: Rule, ctx: LaunchContext, found: Iterable[OverrideProblem]) -> 
         help_ = None
         if p.hydra_message and p.rejected_by == "hydra":
             help_ = f"Hydra: {p.hydra_message.splitlines()[0]}"
-        yield rule.diagnostic(p.span, p.message, help=help_, fix=checked_fix(ctx, p.fix))
+        labels = () if p.caused_by is None else \
+            (Label(span=p.caused_by.span, message="this finding follows from this override"),)
+        yield rule.diagnostic(p.span, p.message, help=help_, fix=checked_fix(ctx, p.fix),
+                              labels=labels)
 
 
 # id(composed tree) → (the tree, {key: default_of}); composed trees are shared, never mutated

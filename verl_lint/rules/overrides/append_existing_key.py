@@ -42,6 +42,10 @@ class AppendExistingKey(Rule):
         trainer.total_epochs=3
     ```
 
+    ## Fix safety
+    Safe: dropping the `+` (or using `++` on an inherited value) makes Hydra set the key to
+    the value the script already gives it.
+
     ## References
     - Hydra: `+` appends, `++` appends or overrides,
       https://hydra.cc/docs/advanced/override_grammar/basic/

@@ -43,6 +43,10 @@ class MissingPlusPrefix(Rule):
         +actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3
     ```
 
+    ## Fix safety
+    Safe: adding the `+` makes Hydra add the key the script already sets, with the value it
+    already has.
+
     ## References
     - Hydra: appending to the config, https://hydra.cc/docs/advanced/override_grammar/basic/
     - verl `rollout.yaml`: `engine_kwargs.vllm` / `engine_kwargs.sglang` are empty dicts

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
-from verl_lint.evaluate.model import Override
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.rules.overrides._common import checked_fix
 from verl_lint.rules.overrides._common import problems as problems_of
@@ -15,34 +14,16 @@ from verl_lint.verl.analysis import OverrideProblem
 
 
 def _delete_word(ctx: LaunchContext, span: Span, title: str) -> Fix | None:
-    """Delete one literal override word: its whole line when it stands alone there (an array
-    element, a `\\`-continued line), else the word and the blanks after it. The last line of
-    a `\\` chain takes the previous line's `\\` with it, so the command still ends there."""
-    source = ctx.source
-    data, word = source.data, source.data[span.start:span.end]
+    """Delete one literal override word (`checked_fix` widens it to its array element or
+    `\\`-continued line, see `verl_lint.fixes.widen_deletion`)."""
+    word = ctx.source.data[span.start:span.end]
     if b"$(" in word or b"`" in word or (b"$" in word and sum(
             o.span == span for o in ctx.launch.overrides) != 1):
         return None  # a command runs there, or it expands to more than this one override
-    line0 = source.line_of(span.start)
-    if source.line_of(max(span.end - 1, span.start)) != line0:
+    if ctx.source.line_of(max(span.end - 1, span.start)) != ctx.source.line_of(span.start):
         return None
-    start = source.line_starts[line0]
-    end = start + len(source.line_bytes(line0).rstrip(b"\r\n"))
-    before, after = data[start:span.start], data[span.end:end].strip()
-    if before.strip() or after not in (b"", b"\\"):
-        stop = span.end
-        while stop < end and data[stop:stop + 1] in b" \t":
-            stop += 1
-        edit = Edit(start=span.start, end=stop, replacement="")
-    elif after == b"" and line0 > 0 and \
-            source.line_bytes(line0 - 1).rstrip(b"\r\n").rstrip(b" \t").endswith(b"\\"):
-        prev = source.line_starts[line0 - 1]
-        text = source.line_bytes(line0 - 1).rstrip(b"\r\n").rstrip(b" \t")[:-1].rstrip(b" \t")
-        edit = Edit(start=prev + len(text), end=span.end, replacement="")
-    else:
-        nxt = source.line_starts[line0 + 1] if line0 + 1 < len(source.line_starts) else len(data)
-        edit = Edit(start=start, end=nxt, replacement="")
-    return Fix(title=title, edits=(edit,))
+    return checked_fix(ctx, Fix(title=title, edits=(Edit(start=span.start, end=span.end,
+                                                         replacement=""),)), words=True)
 
 
 def _unused(ctx: LaunchContext, key: str) -> dict | None:
@@ -57,17 +38,9 @@ def _fix(ctx: LaunchContext, p: OverrideProblem) -> Fix | None:
     if _unused(ctx, p.key) is not None:
         # it never had an effect on any release: deleting it changes no run
         return _delete_word(ctx, ov.span, f"Delete '{p.key}' (verl never read it)")
-    also = _also_set(ctx, ov, p.new_key)
-    if also is None:
-        return checked_fix(ctx, p.fix)
-    if isinstance(ov.value, str) and ov.value == also.value:  # the new key holds it already
-        return _delete_word(ctx, ov.span, f"Delete '{p.key}' ('{p.new_key}' is set "
-                                                 f"to the same value at line {also.span.line})")
-    return None  # two different values: which one the author meant is theirs to say
-
-
-def _also_set(ctx: LaunchContext, ov: Override, new: str | None) -> Override | None:
-    return next((o for o in ctx.launch.overrides if new and o.key == new and o is not ov), None)
+    # a new key the launch sets already: the analysis' fix deletes this one (same literal
+    # value) or there is none
+    return checked_fix(ctx, p.fix)
 
 
 @register
@@ -109,6 +82,12 @@ class RenamedOverrideKey(Rule):
         actor_rollout_ref.rollout.name=vllm \
         actor_rollout_ref.actor.checkpoint.save_contents='["model","optimizer"]'
     ```
+
+    ## Fix safety
+    Safe when the new key exists in this release's config and the rename maps no values: the
+    launch then sets the setting the old key named. Unsafe otherwise (a removed key, a value
+    that changed meaning). A new key the launch already sets gets no rename; when both
+    values are the same literal, the fix deletes the old override.
 
     ## References
     - verl #1350 (checkpoint `contents` → `save_contents`/`load_contents`) and the other

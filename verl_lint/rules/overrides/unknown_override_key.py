@@ -47,6 +47,15 @@ class UnknownOverrideKey(Rule):
         trainer.n_gpus_per_node=8
     ```
 
+    ## Fix safety
+    Unsafe: the fix renames the key to the only suggestion, which is a guess at what was
+    meant; it is offered only when there is exactly one suggestion, in the key's role and
+    engine section, whose value type fits. A suggestion the launch already sets gets no
+    rename (the launch would set it twice); when both values are the same literal, the fix
+    deletes this override instead. A key that only follows from another finding (a group
+    override written in the wrong place) has no fix: `--fix` fixes the cause first and re-
+    lints.
+
     ## References
     - Hydra override grammar: https://hydra.cc/docs/advanced/override_grammar/basic/
     - verl's config reference: `verl/trainer/config/ppo_trainer.yaml` and `verl/workers/config/`

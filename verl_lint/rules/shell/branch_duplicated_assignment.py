@@ -133,6 +133,10 @@ class BranchDuplicatedAssignment(Rule):
     python3 -m verl.trainer.main_ppo data.train_batch_size=${TRAIN_BATCH_SIZE}
     ```
 
+    ## Fix safety
+    Unsafe: hoisting the assignment above the `case` changes when it runs (before the
+    branches rather than inside each); review that nothing between depends on the order.
+
     ## References
     - [Bash reference manual: Conditional Constructs (`case`)](https://www.gnu.org/software/bash/manual/bash.html#Conditional-Constructs)
     """

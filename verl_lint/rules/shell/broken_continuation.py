@@ -165,6 +165,12 @@ class BrokenContinuation(Rule):
     ```
     Or keep the overrides in an array, where comment lines are allowed.
 
+    ## Fix safety
+    Removing the blanks after a trailing `\\` is safe: bash then joins the lines as the
+    author wrote them. Removing a blank line inside the command and adding a missing `\\` are
+    unsafe: the lines after the break run today as commands of their own, and joining them
+    changes what runs.
+
     ## References
     - [Bash reference manual: Escape Character](https://www.gnu.org/software/bash/manual/bash.html#Escape-Character)
     - [Bash reference manual: Comments](https://www.gnu.org/software/bash/manual/bash.html#Comments)

@@ -108,6 +108,10 @@ class DeviceCaseWithoutFallback(Rule):
     python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8
     ```
 
+    ## Fix safety
+    Unsafe: the added `*)` branch makes a device no branch names stop the script, where
+    today it runs on with the settings before the `case`.
+
     ## References
     - [Bash reference manual: Conditional Constructs (`case`)](https://www.gnu.org/software/bash/manual/bash.html#Conditional-Constructs)
     - [ShellCheck SC2249: consider adding a default `*)` case](https://www.shellcheck.net/wiki/SC2249)

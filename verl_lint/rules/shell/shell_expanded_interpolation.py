@@ -55,6 +55,10 @@ class ShellExpandedInterpolation(Rule):
         trainer.n_gpus_per_node=8
     ```
 
+    ## Fix safety
+    Safe: escaping the `$` (or single-quoting the word) only stops bash from expanding the
+    interpolation, which Hydra then resolves as the author meant.
+
     ## References
     - [Hydra: override grammar, quoting interpolations](https://hydra.cc/docs/advanced/override_grammar/basic/)
     - [OmegaConf: variable interpolation](https://omegaconf.readthedocs.io/en/latest/usage.html#variable-interpolation)

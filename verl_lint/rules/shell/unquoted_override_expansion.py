@@ -106,6 +106,11 @@ class UnquotedOverrideExpansion(Rule):
     python3 -m verl.trainer.main_ppo "${TRAINER[@]}" "$@"
     ```
 
+    ## Fix safety
+    Quoting `${ARR[@]}` or `$@` is safe: each element reaches the launch as the one word it
+    is. Quoting a brace-expanded word is unsafe: the launch gets one override instead of
+    several, and a Hydra list is written `[a,b]`.
+
     ## References
     - [Bash reference manual: Special Parameters (`$@`, `$*`)](https://www.gnu.org/software/bash/manual/bash.html#Special-Parameters)
     - [ShellCheck SC2068: double quote array expansions](https://www.shellcheck.net/wiki/SC2068)
