@@ -269,3 +269,18 @@ def test_another_engine_only_for_the_very_same_setting():
         "distributed": {"tensor_parallel_size": 1}}}}}}
     assert closest_keys("actor_rollout_ref.actor.megatron.tensor_model_parallel_size",
                         tree=tree, value=2) == []
+
+
+def test_a_cached_suggestion_is_filtered_by_value_too():
+    """The ranking is cached per tree and key; the value filter must apply on every call (a
+    cache hit once offered `critic.megatron.sequence_parallel` for an int value, and a second
+    `--fix` run over a folder renamed into it)."""
+    from verl_lint.verl.configs import composed
+    from verl_lint.verl.release import load_release
+    from verl_lint.verl.suggest import closest_keys
+
+    rel = load_release("0.9.1")
+    tree = composed(rel, rel.entry_point("verl.trainer.main_ppo"), "ppo_megatron_trainer")
+    first = closest_keys("critic.ulysses_sequence_parallel_size", tree=tree, value=2)
+    again = closest_keys("critic.ulysses_sequence_parallel_size", tree=tree, value=2)
+    assert first == again and "critic.megatron.sequence_parallel" not in again

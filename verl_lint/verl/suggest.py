@@ -84,11 +84,12 @@ def closest_keys(key: str, names: Iterable[str] | None = None, *, tree: dict | N
         return []
     hit = _closest_cache.get((id(tree), key, limit))
     if hit is not None and hit[0] is tree:
-        return list(hit[1])
-    if len(_closest_cache) > 4096:
-        _closest_cache.clear()
-    found = _closest_in_tree(key, tree, limit)
-    _closest_cache[(id(tree), key, limit)] = (tree, found)
+        found = hit[1]
+    else:
+        if len(_closest_cache) > 4096:
+            _closest_cache.clear()
+        found = _closest_in_tree(key, tree, limit)
+        _closest_cache[(id(tree), key, limit)] = (tree, found)
     if value is NO_VALUE:
         return list(found)
     return [s for s in found if fits(_node(tree, s), value)]
