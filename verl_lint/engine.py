@@ -185,7 +185,7 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     report.diagnostics = diagnostics
     if run.errors:
         report.error = "; ".join(run.errors)
-    report.depends_on = dependencies(analyses, version, settings.workspace(path), consulted)
+    report.depends_on = dependencies(analyses, version, consulted)
     return report
 
 

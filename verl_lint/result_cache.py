@@ -92,16 +92,13 @@ def verl_key(choice: "VersionChoice | None") -> str:
 
 
 def dependencies(analyses: "list[tuple[Launch, LaunchAnalysis | None]]",
-                 choice: "VersionChoice | None", workspace,
-                 consulted: list[str]) -> tuple[str, ...] | None:
+                 choice: "VersionChoice | None", consulted: list[str]) -> tuple[str, ...] | None:
     """The workspace files a file's findings depend on besides the script, its settings and
-    the chosen verl: what the rules `consulted`, and the places an entry module was looked for
-    (found or not). None when they
+    the chosen verl: what the rules and the entry-point lookup `consulted` (found or not).
+    None when they
     cannot be listed — a `--config-dir`, a `--config-path` the shell anchors
     (`$(dirname "$0")/…`), a config folder on disk outside the chosen verl tree: such a file
     is linted again every run. (A literal `--config-path` inside verl reads nothing.)"""
-    from verl_lint.verl.entry import module_of, search_roots
-
     out: list[str] = list(consulted)
     tree = choice.path if choice is not None else None
     for launch, analysis in analyses:
@@ -109,17 +106,8 @@ def dependencies(analyses: "list[tuple[Launch, LaunchAnalysis | None]]",
                 (launch.config_path is not None and not isinstance(launch.config_path, str)):
             return None
         entry = analysis.entry_point
-        if entry is None:
-            if analysis.unresolved == "the entry point is not a verl module":
-                continue  # decided without looking at the workspace
-            module = module_of(launch)
-            rels = [module.replace(".", "/") + ".py", module.replace(".", "/") + "/__main__.py"] \
-                if module else []
-            if launch.script:
-                rels.append(launch.script)
-            out += [r if os.path.isabs(r) else str(root / r)
-                    for root in search_roots(workspace) for r in rels]
-        elif not all(not os.path.isabs(f) or (tree is not None and _inside(f, tree))
+        # the places an entry module was looked for are among `consulted` (verl.entry probes)
+        if entry is not None and not all(not os.path.isabs(f) or (tree is not None and _inside(f, tree))
                      for f in (entry.config_dir, *entry.search)):
             return None
     return tuple(dict.fromkeys(out))

@@ -72,14 +72,23 @@ def find_module_file(module: str | None, script: str | None, ws: Workspace | Non
     if not rel:
         return None
     if os.path.isabs(rel):
-        return Path(rel) if _is_file(Path(rel)) else None
+        return Path(rel) if _probed(Path(rel)) else None
     for root in search_roots(ws):
         cand = root / rel
-        if _is_file(cand):
+        if _probed(cand):
             return cand
-        if module and _is_file(root / module.replace(".", "/") / "__main__.py"):
+        if module and _probed(root / module.replace(".", "/") / "__main__.py"):
             return root / module.replace(".", "/") / "__main__.py"
     return None
+
+
+def _probed(p: Path) -> bool:
+    """Is `p` a file? The result cache remembers every path looked at (found or not): a module
+    created later makes the script's findings stale."""
+    from verl_lint.result_cache import consulted
+
+    consulted(p)
+    return _is_file(p)
 
 
 def _is_file(p: Path) -> bool:
