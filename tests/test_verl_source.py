@@ -359,3 +359,20 @@ def test_the_installed_verl_is_found_through_its_metadata(fork, monkeypatch):
         assert (c.kind, c.source, c.path) == ("installed", "installed verl", str(fork.resolve()))
     finally:
         sources.installed_tree.cache_clear()
+
+
+def test_an_edited_workspace_config_is_read_again_in_the_same_process(tmp_path, monkeypatch):
+    """An editor session lints the same script again after the recipe's YAML changed: the
+    folder's hash follows the files, so the new key is known at once."""
+    import shutil
+
+    repo = tmp_path / "recipe_repo"
+    shutil.copytree(FIXTURES / "recipe_repo", repo)
+    (repo / ".git").mkdir()
+    monkeypatch.chdir(repo)
+    script = repo / "scripts/run_x_qwen3_8b.sh"
+    before = [d.span.line for d in _lint(script).diagnostics if d.code == "VL201"]
+    cfg = repo / "recipe/x/config/x_trainer.yaml"
+    cfg.write_text(cfg.read_text() + "\nactor_rollout_ref:\n  actor:\n    x_temperature: 1.0\n")
+    after = [d.span.line for d in _lint(script).diagnostics if d.code == "VL201"]
+    assert before == [18] and after == []

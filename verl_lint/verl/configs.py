@@ -62,15 +62,16 @@ def _folders_id(release: VerlRelease, entry: EntryPoint) -> str:
 
 
 def _dir_hash(folder: str) -> str:
-    # one hash per folder and process: a CLI run or an editor session's re-lint reads it once
-    # (the language server clears it when a file changes)
-    hit = _DIR_HASHES.get(folder)
+    """The folder's content hash, read again only when a YAML file's size or mtime changed: an
+    editor session sees an edited recipe config, a CLI run over many scripts hashes it once."""
+    stat_key, paths = sources.yaml_signature(Path(folder))
+    hit = _DIR_HASHES.get((folder, stat_key))
     if hit is None:
-        hit = _DIR_HASHES[folder] = sources.dir_fingerprint(Path(folder))
+        hit = _DIR_HASHES[(folder, stat_key)] = sources.dir_fingerprint(Path(folder), paths)
     return hit
 
 
-_DIR_HASHES: dict[str, str] = {}
+_DIR_HASHES: dict[tuple[str, int], str] = {}
 
 
 def _compose(release: VerlRelease, entry: EntryPoint, config_name: str,
@@ -140,9 +141,3 @@ def _stat_signature(files: sources.TreeFiles) -> int:
         except OSError:
             sig.append((p, -1, 0))
     return hash(tuple(sig))
-
-
-def clear_disk_memo() -> None:
-    """Forget what was read from disk (the language server calls it when files change)."""
-    _DIR_HASHES.clear()
-    _FINGERPRINTS.clear()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,6 @@ class Resolution:
     missing: str | None = None
     not_hydra: str | None = None
     unresolved: str | None = None
-    looked_in: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # config files judged against, for `show`
 
 
 def module_of(launch: Launch) -> str | None:
@@ -114,7 +112,7 @@ def disk_entry(module: str, path: Path, release: VerlRelease, ws: Workspace | No
     entry = EntryPoint(module=module, config_dir=str(folder), config_name=config_name,
                        search=searchpath(folder / f"{config_name}.yaml", release, ws),
                        evidence=f"{path}:{line}")
-    return Resolution(entry=entry, files=[str(folder / f"{config_name}.yaml")])
+    return Resolution(entry=entry)
 
 
 def searchpath(config_file: Path, release: VerlRelease, ws: Workspace | None) -> list[str]:

@@ -30,8 +30,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from verl_lint.verl.versions import NEWEST
-
 CONFIG_MARKER = Path("verl") / "trainer" / "config"
 _MAX_TREE_FILES = 20_000  # a runaway walk (a symlinked home) is not a verl tree
 _REQUIRED = "REQUIRED_VERL.txt"
@@ -209,24 +207,33 @@ class TreeFiles(Mapping[str, bytes]):
         return h.hexdigest()
 
 
-def dir_fingerprint(folder: Path) -> str:
-    """sha1 over a config folder's YAML files (paths and contents), for composed-tree caching."""
-    h = hashlib.sha1()
+def yaml_signature(folder: Path) -> tuple[int, list[Path]]:
+    """(a hash of every YAML file's path, size and mtime below `folder`, those files)."""
+    paths, sig = [], []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         for name in sorted(filenames):
             if name.endswith(".yaml"):
                 p = Path(dirpath) / name
                 try:
-                    data = p.read_bytes()
+                    st = p.stat()
                 except OSError:
                     continue
-                h.update(str(p.relative_to(folder)).encode() + b"\0" + data + b"\0")
+                paths.append(p)
+                sig.append((str(p), st.st_size, st.st_mtime_ns))
+    return hash(tuple(sig)), paths
+
+
+def dir_fingerprint(folder: Path, paths: list[Path]) -> str:
+    """sha1 over a config folder's YAML files (paths and contents), for composed-tree caching."""
+    h = hashlib.sha1()
+    for p in paths:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        h.update(str(p.relative_to(folder)).encode() + b"\0" + data + b"\0")
     return h.hexdigest()
-
-
-def default_version() -> str:
-    return NEWEST
 
 
 def tree_version_of(root: Path) -> str | None:
