@@ -376,3 +376,21 @@ def test_an_edited_workspace_config_is_read_again_in_the_same_process(tmp_path, 
     cfg.write_text(cfg.read_text() + "\nactor_rollout_ref:\n  actor:\n    x_temperature: 1.0\n")
     after = [d.span.line for d in _lint(script).diagnostics if d.code == "VL201"]
     assert before == [18] and after == []
+
+
+def test_a_config_dir_found_on_disk_is_searched_not_unresolved(tmp_path, monkeypatch):
+    repo = tmp_path / "proj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "cfg").mkdir()
+    (repo / "cfg/mine.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\nmine:\n  k: 1\n")
+    script = repo / "run.sh"
+    script.write_text('#!/usr/bin/env bash\nHERE="$(cd "$(dirname "$0")" && pwd)"\n'
+                      'python3 -m verl.trainer.main_ppo --config-dir "$HERE/cfg" --config-name=mine \\\n'
+                      '    actor_rollout_ref.rollout.name=vllm mine.k=2 mine.nope=3\n'
+                      'python3 -m verl.trainer.main_ppo --config-dir "$ELSEWHERE/cfg" --config-name=mine \\\n'
+                      '    actor_rollout_ref.rollout.name=vllm\n')
+    monkeypatch.chdir(repo)
+    report = _lint(script, verl_version="0.9.1")
+    found = sorted((d.span.line, d.code) for d in report.diagnostics
+                   if d.code.startswith(("VL2", "VL004")))
+    assert found == [(4, "VL201"), (5, "VL004")]  # mine.nope checked; $ELSEWHERE unknown

@@ -206,13 +206,15 @@ def _with_launch_folders(release: VerlRelease, launch: Launch, entry: EntryPoint
                 "config_dir": folder,
                 "search": entry_lookup.searchpath(Path(folder, wanted), release, ws)
                 if os.path.isabs(folder) else entry.search})
-    extra = []
+    extra, unfound = [], []
     for d in launch.config_dirs:
         folder = entry_lookup.anchored_path(d, ws)
-        if folder is not None and Path(folder).is_dir() and folder not in entry.search:
+        if folder is None or not Path(folder).is_dir():
+            unfound.append(f"--config-dir {d}")
+        elif folder not in entry.search:
             extra.append(folder)
-    if extra:
-        entry = entry.model_copy(update={"search": [*entry.search, *extra]})
+    if extra or unfound:
+        entry = entry.model_copy(update={"search": [*entry.search, *extra], "unfound": unfound})
     return entry_lookup.Resolution(entry=entry)
 
 
@@ -245,21 +247,13 @@ def _version_span(versions: list[str]) -> str:
     return ", ".join(versions)
 
 
-def _extra_config_dirs(launch: Launch, entry: EntryPoint | None = None) -> str:
+def _extra_config_dirs(launch: Launch, entry: EntryPoint) -> str:
     """The folders the launch adds to Hydra's search path that verl-lint could not find on disk
     (`--config-dir`, an override of `hydra.searchpath`), as the script says them; "" when none."""
-    found = set(entry.search) if entry is not None else set()
-    dirs = [f"--config-dir {d}" for d in launch.config_dirs
-            if not (isinstance(d, str) and os.path.normpath(d) in found)
-            and not _anchored_in(d, found)]
+    dirs = list(entry.unfound)
     dirs += [o.text if isinstance(o.text, str) else "hydra.searchpath=…"
              for o in launch.overrides if o.key == "hydra.searchpath"]
     return ", ".join(dirs)
-
-
-def _anchored_in(value: Any, found: set[str]) -> bool:
-    return isinstance(value, Unknown) and getattr(value, "anchor", None) is not None and \
-        any(f.endswith(getattr(value, "rest", "\0").rstrip("/")) for f in found)
 
 
 def entry_module(launch: Launch) -> str | None:

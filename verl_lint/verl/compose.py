@@ -35,6 +35,14 @@ def compose_tree(config_dir: Path, config_name: str, overrides: list[str],
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    if not (config_dir / f"{config_name}.yaml").exists():
+        # Hydra finds the primary config anywhere on its search path (`--config-dir` folders
+        # included); the compose API only looks in the primary folder, so start from the one
+        # that has it
+        holder = next((d for d in search_dirs if (d / f"{config_name}.yaml").exists()), None)
+        if holder is not None:
+            search_dirs = [config_dir, *(d for d in search_dirs if d != holder)]
+            config_dir = holder
     extra = []
     if search_dirs:
         extra.append("hydra.searchpath=[" + ",".join(f"file://{d}" for d in search_dirs) + "]")

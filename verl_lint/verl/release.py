@@ -154,6 +154,9 @@ class EntryPoint(BaseModel):
     # {config node: file:line} the code this entry point can reach converts into dataclasses;
     # None when not mined (a workspace module outside the verl tree: every site counts)
     converts: dict[str, str] | None = None
+    # this launch's `--config-dir` folders not found on disk, as the script writes them: a config
+    # name or group option missing from the folders known may be there (VL004, not VL208)
+    unfound: list[str] = []
 
 
 class VerlRelease:
