@@ -14,6 +14,7 @@ disk cache) with the miners the build script runs over verl's wheels.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -33,7 +34,7 @@ def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] =
 def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
              group_overrides: tuple[str, ...] = ()) -> Tree | ComposeFailure:
     key = tree_key(entry.config_dir, config_name, group_overrides)
-    full_key = f"{release.cache_id}:{_folders_id(release, entry)}:{key}"
+    full_key = f"{release.cache_id}:{_code_id()}:{_folders_id(release, entry)}:{key}"
     hit = _memory.get(full_key)
     if hit is not None:
         return hit
@@ -53,6 +54,19 @@ def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
 
 def _on_disk(entry: EntryPoint) -> bool:
     return any(os.path.isabs(d) for d in (entry.config_dir, *entry.search))
+
+
+@lru_cache(maxsize=1)
+def _code_id() -> str:
+    """The composing and mining code itself: a development checkout keeps its version number
+    while this code changes, and what it composed or mined before must not be reused."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha1()
+    for p in (here / "compose.py", *sorted((here / "mine").glob("*.py"))):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def _folders_id(release: VerlRelease, entry: EntryPoint) -> str:
@@ -108,12 +122,12 @@ def tree_release(root: Path, version: str) -> VerlRelease:
     hit = _TREES.get((fingerprint, version))
     if hit is not None:
         return hit
-    meta = cache.load("tree", fingerprint)
+    meta = cache.load("tree", f"{_code_id()}:{fingerprint}")
     if meta is cache.MISS:
         from verl_lint.verl.mine.release import mine_release
 
         meta = mine_release(files)
-        cache.store("tree", fingerprint, meta)
+        cache.store("tree", f"{_code_id()}:{fingerprint}", meta)
     release = _TREES[(fingerprint, version)] = VerlRelease(version, meta, root=root,
                                                           fingerprint=f"tree:{fingerprint}")
     return release
