@@ -219,6 +219,9 @@ def test_source_order(tmp_path, monkeypatch, fork):
     lone = Workspace(script_dir=tmp_path, project_root=tmp_path, cwd=tmp_path)
     (tmp_path / "REQUIRED_VERL.txt").write_text("verl==0.8.0\n")
     assert choose_version(workspace=lone).source == "REQUIRED_VERL.txt"
+    (tmp_path / "REQUIRED_VERL.txt").write_text("verl>=0.6.0\n")  # a lower bound pins nothing
+    assert choose_version(workspace=lone).source == "newest bundled"
+    (tmp_path / "REQUIRED_VERL.txt").write_text("verl==0.8.0\n")
     assert choose_version(script_text="# verl==0.7.1\n", workspace=lone).source == "script header"
 
 

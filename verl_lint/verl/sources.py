@@ -136,12 +136,14 @@ def installed_verl_version() -> str | None:
         return None
 
 
-_REQUIREMENT = re.compile(r"\bverl\s*(?:==|>=|~=)\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$",
+# an exact pin only: `verl>=0.6.0` says nothing about which release runs (the newest satisfies it)
+_REQUIREMENT = re.compile(r"\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$",
                           re.M)
 
 
 def required_verl(ws: Workspace) -> tuple[str, Path] | None:
-    """(version, file) from the nearest `REQUIRED_VERL.txt` (`verl==0.8.0`, or a bare `0.8.0`)."""
+    """(version, file) from the nearest `REQUIRED_VERL.txt` with an exact pin (`verl==0.8.0`, or
+    a bare `0.8.0`)."""
     for d in ws.folders_up():
         f = d / _REQUIRED
         try:
