@@ -197,6 +197,29 @@ def test_show_errors_are_one_line(here, monkeypatch):
         "error: run.sh: internal error in show: KeyError: 'boom'"]
 
 
+def _slow_to_parse(lines: int) -> bytes:
+    """An array where a case pattern belongs: tree-sitter-bash's error recovery is quadratic
+    in the array's length (14,000 elements: 12 s per parse, and the masked re-parse again)."""
+    return (b"#!/bin/bash\ncase x in\n  d1) X=1 ;;\nBIG=(\n"
+            + b"".join(b"    +data.k%d=%d\n" % (i, i) for i in range(lines))
+            + b")\n  d2) X=2 ;;\nesac\n")
+
+
+def test_the_budget_stops_a_slow_parse(here, monkeypatch):
+    from verl_lint.shell import parse_script
+
+    monkeypatch.setattr(engine, "DEFAULT_TIMEOUT", 1.0)
+    (here / "slow.sh").write_bytes(_slow_to_parse(14_000))
+    started = time.monotonic()
+    result = run("--format", "concise", "slow.sh")
+    assert time.monotonic() - started < 4  # the C parse ignored the alarm: 24 s
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: slow.sh: gave up after 1 s")
+    # the cancelled parse is not resumed by the next one
+    model = parse_script(SourceText(b"echo hi\n"))
+    assert not model.errors and model.commands[0].words[1].text == "hi"
+
+
 # ---- deep nesting: a clear line, never an internal error -----------------------------------
 
 DEEP = {

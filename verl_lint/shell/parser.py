@@ -10,6 +10,9 @@ offset still points into the original text. Words are always lexed from the orig
 from __future__ import annotations
 
 import re
+import signal
+import threading
+import time
 from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
@@ -42,6 +45,40 @@ def _parser():
     from tree_sitter import Language, Parser
 
     return Parser(Language(tree_sitter_bash.language()))
+
+
+def _parse(parser, data: bytes):
+    """`parser.parse(data)` that stops when the per-file budget's alarm is due (None then).
+
+    tree-sitter's C parse holds the GIL, so a SIGALRM handler cannot run during it (a 320 KB
+    mutated script parses for 12 s). When an alarm is pending (ITIMER_REAL, the main thread:
+    `engine.file_budget`), parse through a progress callback that cancels the parse once the
+    alarm is due. SIGALRM is blocked meanwhile so its Python handler never runs inside the
+    binding's callbacks (a SystemError there); unblocking delivers it, and the budget's own
+    LintTimeout is raised at that point like anywhere else."""
+    due = _alarm_due()
+    if due is None:
+        return parser.parse(data)
+    view = memoryview(data)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        return parser.parse(lambda at, _point: view[at:],
+                            progress_callback=lambda _at, _error: time.monotonic() >= due)
+    except ValueError:  # cancelled ("Parsing failed"): the next parse must not resume it
+        parser.reset()
+        return None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _alarm_due() -> float | None:
+    """The monotonic time the pending real-time alarm fires, if one is set for this thread."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        return None
+    delay = signal.getitimer(signal.ITIMER_REAL)[0]
+    # a millisecond late: when the parse is cancelled the signal is already pending
+    return time.monotonic() + delay + 0.001 if delay > 0 else None
 
 
 def _dec(b: bytes) -> str:
@@ -934,13 +971,17 @@ def parse_script(source: SourceText) -> ScriptModel:
     """Parse `source` into a ScriptModel (never raises on any input)."""
     data = source.data
     parser = _parser()
-    tree = parser.parse(data)
-    root = tree.root_node
-    if root.has_error:
+    tree = _parse(parser, data)
+    if tree is not None and tree.root_node.has_error:
         masked = mask(data)
         if masked != data:
-            root = parser.parse(masked).root_node
+            tree = _parse(parser, masked)
     b = _Builder(source)
+    if tree is None:  # the time budget ran out mid-parse (and its alarm raised nothing)
+        return ScriptModel(length=len(data), source=source, span_factory=b.span, errors=(
+            ParseError(span=b.span(0, len(data)),
+                       message="the parse of the script ran out of time"),))
+    root = tree.root_node
     try:
         body = b.stmts(root.children, _Ctx())
     except RecursionError:  # hostile nesting (hundreds of levels): say so rather than crash
