@@ -375,16 +375,17 @@ def test_no_fix_for_text_another_launch_needs(here):
 
 # ---- valid bash is not a parse error -------------------------------------------------------
 
-# the two marked ones are tree-sitter-bash's doing, mended in verl_lint/shell (helper `oracle`)
-_PARSER = pytest.mark.xfail(strict=True, reason="shell parser: heredoc then a compound command")
-
-
+# tree-sitter-bash wants a compound command on a here-document's line closed before the body;
+# bash reads the body at the first newline (`mask` lifts the here-document out, `parse_script`
+# gives it back to its command)
 @pytest.mark.parametrize("text", [
     "python3 - <<'PY' || { echo failed; exit 1; }\nprint(1)\nPY\necho done\n",
-    pytest.param("python3 - <<'PY' || {\nprint(1)\nPY\n  echo failed\n  exit 1\n}\n",
-                 marks=_PARSER),
+    "python3 - <<'PY' || {\nprint(1)\nPY\n  echo failed\n  exit 1\n}\n",
     "cat <<'PY' | python3 - || { echo failed >&2; exit 1; }\nprint(1)\nPY\n",
-    pytest.param("if ! python3 - <<'PY'; then\nprint(1)\nPY\n  exit 1\nfi\n", marks=_PARSER),
+    "if ! python3 - <<'PY'; then\nprint(1)\nPY\n  exit 1\nfi\n",
+    "while python3 - <<'PY'; do\nprint(1)\nPY\n  break\ndone\n",
+    "python3 - <<'PY' --flag || ( # note\nprint(1)\nPY\n  exit 1\n)\n",
+    "f() {\n  paste - <<A 3<<-'PY' || {\na\nA\n\tprint(1)\n\tPY\n    exit 1\n  }\n}\n",
 ])
 def test_heredoc_then_or_group_is_valid(text, tmp_path):
     import shutil
@@ -396,6 +397,24 @@ def test_heredoc_then_or_group_is_valid(text, tmp_path):
         assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     report = lint_file(path, Settings(select=("VL001",)))
     assert [d.message for d in report.diagnostics] == []
+
+
+def test_a_lifted_heredoc_is_given_back_to_its_command():
+    from verl_lint.shell import parse_script
+    from verl_lint.shell.parser import mask
+
+    data = b"if ! python3 - <<PY; then\nprint('$X')\nPY\n  exit 1\nfi\necho after\n"
+    assert len(mask(data)) == len(data)
+    model = parse_script(SourceText(data))
+    assert not model.errors
+    python, exit_, after = model.commands
+    assert [w.text for w in exit_.words] == ["exit", "1"] and exit_.path  # in the `then` arm
+    assert after.path == () and after.words[0].text == "echo"
+    (doc,) = python.heredocs
+    assert model.heredocs == (doc,)
+    assert data[doc.span.start:doc.span.end] == b"<<PY; then\nprint('$X')\nPY"
+    assert (doc.delimiter, doc.quoted, doc.body.text) == ("PY", False, "print('$X')\n")
+    assert [p.name for p in doc.body.variables()] == ["X"]  # an unquoted body expands
 
 
 # ---- the on-disk cache is bounded ----------------------------------------------------------

@@ -89,22 +89,49 @@ def _dec(b: bytes) -> str:
 # same-length rewrites for what tree-sitter-bash cannot parse
 
 
+class Lifted(NamedTuple):
+    """A here-document `mask` blanked out of the text though a command reads it: its operator
+    [start, operator_end), its body [body_start, body_end) and its end delimiter (to `end`)."""
+
+    start: int
+    operator_end: int
+    body_start: int
+    body_end: int
+    end: int
+
+
 def mask(data: bytes) -> bytes:
     """Rewrite spans tree-sitter-bash mis-parses into same-length text it parses the same way
     bash does: `${<complex>}` → `${____}`, `` `# …` `` → spaces, `<>` → `< `, the string
     comparison `\\<`/`\\>` of a test → `-a` (another binary operator), a trailing
-    `\\` continuation at the end of the file → space, and a here-document with no command
+    `\\` continuation at the end of the file → space, a here-document with no command
     (`<<EOF … EOF` on lines of its own, a block-comment idiom; bash reads and drops it) →
-    blank lines."""
+    blank lines, and a here-document whose line opens a compound command that goes on after
+    its body (`cmd <<'PY' || {⏎…⏎PY⏎  exit 1⏎}`, `if ! cmd <<'PY'; then⏎…`; tree-sitter-bash
+    wants the compound closed before the body) → blanks (see `masked`)."""
+    return masked(data)[0]
+
+
+def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
+    """`mask(data)` and the here-documents it lifted out of commands (`parse_script` gives them
+    back to their commands)."""
     out = bytearray(data)
-    _mask_range(data, out, 0, len(data))
+    lifted: list[Lifted] = []
+    _mask_range(data, out, 0, len(data), lifted)
     tail = data.rstrip()
     if tail.endswith(b"\\") and not tail.endswith(b"\\\\"):
         out[len(tail) - 1] = 0x20
-    return bytes(out)
+    return bytes(out), lifted
 
 
-def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
+# the rest of a here-document's line opens a compound command: `{`, `(`, `then`, `do`, `else`
+_OPENS_COMPOUND = re.compile(rb"[\s;&|](?:[{(]|then|do|else)[ \t]*(?:#[^\n]*)?\r?$")
+
+
+def _mask_range(data: bytes, out: bytearray, i: int, end: int,
+                lifted: list[Lifted] | None = None) -> None:
+    """`lifted`: where to record the here-documents blanked for a compound on their line (only
+    at the top level: a `$(…)`'s commands are not statements of the model)."""
     pending: list[tuple] = []  # heredocs waiting for the next newline
     word_start = True
     while i < end:
@@ -112,16 +139,20 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
         if c == NL:
             i += 1
             word_start = True
-            for delim, strip, expands, op_start, op_end, bare in pending:
+            for delim, strip, expands, op_start, op_end, bare, lift in pending:
                 body_start = i
                 i = _skip_heredoc_body(data, out, i, end, delim, strip, expands)
                 if i is None:  # no end delimiter: bash reads to the end of the file (a warning)
                     out[op_start:op_end] = b" " * (op_end - op_start)
                     _blank(data, out, body_start, end)
                     i = end
-                elif bare:
+                elif bare or lift:
                     out[op_start:op_end] = b" " * (op_end - op_start)
                     _blank(data, out, body_start, i)
+                    if lift:
+                        stop = i - 1 if data[i - 1:i] == b"\n" else i
+                        body_end = max(body_start, data.rfind(b"\n", body_start, stop) + 1)
+                        lifted.append(Lifted(op_start, op_end, body_start, body_end, stop))
             pending.clear()
             continue
         if c == ord("\\"):
@@ -151,8 +182,11 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int) -> None:
             if m and data[i + 2:i + 3] != b"<" and data[i - 1:i] != b"<":
                 delim = next(g for g in m.groups()[1:] if g is not None)
                 expands = m.group(4) is not None and b"\\" not in m.group(0)
+                nl = data.find(b"\n", m.end(), end)
+                lift = lifted is not None and _OPENS_COMPOUND.search(
+                    data, m.end(), end if nl < 0 else nl) is not None
                 pending.append((delim, m.group(1) == b"-", expands, i, m.end(),
-                                _alone_on_its_line(data, i, m.end())))
+                                _alone_on_its_line(data, i, m.end()), lift))
                 i = m.end()
             elif data[i + 1:i + 2] == b">":
                 out[i + 1] = 0x20
@@ -528,26 +562,30 @@ class _Builder:
                         target=target)
 
     def heredoc(self, node) -> Heredoc:
-        delim = ""
-        quoted = False
+        raw = ""
         body = None
         for ch in node.children:
-            t = ch.type
-            if t == "heredoc_start":
+            if ch.type == "heredoc_start":
                 raw = self.text(ch)
-                quoted = any(q in raw for q in "'\"\\")
-                delim = raw.strip("'\"\\")
-            elif t == "heredoc_body":
-                body = (self._literal_word(ch) if quoted
-                        else self.lexer.word(ch.start_byte, ch.end_byte, "heredoc"))
-        h = Heredoc(span=self.nspan(node), delimiter=delim, quoted=quoted,
-                    body=body)
+            elif ch.type == "heredoc_body":
+                body = (ch.start_byte, ch.end_byte)
+        return self.make_heredoc(node.start_byte, node.end_byte, raw, body)
+
+    def make_heredoc(self, start: int, end: int, raw: str,
+                     body: tuple[int, int] | None) -> Heredoc:
+        """The here-document [start, end) whose delimiter word is `raw` (`'PY'`, `EOF`)."""
+        quoted = any(q in raw for q in "'\"\\")
+        word = None
+        if body is not None:
+            word = self._literal_word(*body) if quoted else self.lexer.word(*body, "heredoc")
+        h = Heredoc(span=self.span(start, end), delimiter=raw.strip("'\"\\"), quoted=quoted,
+                    body=word)
         self.heredocs.append(h)
         return h
 
-    def _literal_word(self, node) -> Word:
-        sp = self.nspan(node)
-        txt = self.text(node)
+    def _literal_word(self, start: int, end: int) -> Word:
+        sp = self.span(start, end)
+        txt = _dec(self.data[start:end])
         piece = Piece(kind="literal", span=sp, text=txt, quoted="single", value=txt)
         return Word(span=sp, text=txt, pieces=(piece,))
 
@@ -826,6 +864,7 @@ class _Builder:
 
 _ESCAPED_BLANK = re.compile(rb"(?<![\\])\\[ \t]")
 _BLANKS_ONLY = re.compile(rb"(?:[ \t]|\\[ \t])*")
+_BLANKS_OR_CONTINUATIONS = re.compile(rb"(?:[ \t]|\\\r?\n)*")
 
 
 class _Glued(NamedTuple):
@@ -967,15 +1006,42 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
     return out
 
 
+def syntax_tree(data: bytes):
+    """tree-sitter's tree of `data` (of its `mask` when the text as it is has errors), parsed
+    within the file's time budget (see `_parse`): None when the budget ran out."""
+    return _syntax_tree(data)[0]
+
+
+def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
+    parser = _parser()
+    tree = _parse(parser, data)
+    if tree is None or not tree.root_node.has_error:
+        return tree, []
+    text, lifted = masked(data)
+    return (tree, []) if text == data else (_parse(parser, text), lifted)
+
+
+def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
+    """Give each lifted here-document to the command that reads it: the innermost one whose
+    words reach up to its operator (only blanks between: `cmd -⏎<<'PY'` was blanked). The
+    commands were built a moment ago and nothing has seen them yet."""
+    data = b.data
+    commands = [s for s in ScriptModel(body=tuple(body)).statements if isinstance(s, Command)]
+    for h in lifted:
+        doc = b.make_heredoc(h.start, h.end, _dec(data[h.start:h.operator_end]).lstrip("<-")
+                             .strip(), (h.body_start, h.body_end))
+        owner = max((c for c in commands if c.span.start <= h.start and (
+            c.span.end >= h.start or _BLANKS_OR_CONTINUATIONS.fullmatch(data, c.span.end, h.start))),
+            key=lambda c: c.span.start, default=None)
+        if owner is not None:
+            owner.heredocs = owner.heredocs + (doc,)
+    b.heredocs.sort(key=lambda d: d.span.start)
+
+
 def parse_script(source: SourceText) -> ScriptModel:
     """Parse `source` into a ScriptModel (never raises on any input)."""
     data = source.data
-    parser = _parser()
-    tree = _parse(parser, data)
-    if tree is not None and tree.root_node.has_error:
-        masked = mask(data)
-        if masked != data:
-            tree = _parse(parser, masked)
+    tree, lifted = _syntax_tree(data)
     b = _Builder(source)
     if tree is None:  # the time budget ran out mid-parse (and its alarm raised nothing)
         return ScriptModel(length=len(data), source=source, span_factory=b.span, errors=(
@@ -988,6 +1054,8 @@ def parse_script(source: SourceText) -> ScriptModel:
         return ScriptModel(length=len(data), source=source, span_factory=b.span, errors=(
             ParseError(span=b.span(0, len(data)),
                        message="the script is nested too deeply for verl-lint to analyse"),))
+    if lifted:
+        _give_back(b, body, lifted)
     b.comments.sort(key=lambda c: c.span.start)
     model = ScriptModel(body=tuple(body), comments=tuple(b.comments),
                         heredocs=tuple(b.heredocs), length=len(data), source=source,
