@@ -21,14 +21,12 @@ def _unclosed(ctx: ScriptContext) -> list[tuple[int, int, str]]:
     """(start, end, opener) of every construct tree-sitter left open: the parent of a missing
     `fi`/`esac`/`done`/`}`, or an opener token in an error region without its closer after it.
     Read from the syntax tree again (only for files with errors)."""
-    from verl_lint.shell.parser import _parser, mask
+    from verl_lint.shell.parser import syntax_tree
 
-    data = ctx.source.data
-    root = _parser().parse(data).root_node
-    if root.has_error:
-        masked = mask(data)
-        if masked != data:
-            root = _parser().parse(masked).root_node
+    tree = syntax_tree(ctx.source.data)
+    if tree is None:  # the time budget ran out
+        return []
+    root = tree.root_node
     out: list[tuple[int, int, str]] = []
     stack = [root]
     while stack:
