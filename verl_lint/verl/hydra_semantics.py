@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from verl_lint.evaluate.model import Unknown
 from verl_lint.verl import cache
 
 MISSING = "???"
@@ -71,7 +72,44 @@ def parse(text: str) -> Parsed:
     if _KEY.fullmatch(key) and _PLAIN.fullmatch(value) and (eq or prefix == "~"):
         return Parsed(prefix=prefix, key=key, value=_primitive(value) if eq else None,
                       has_value=bool(eq))
+    depth = nesting(value)
+    if depth > MAX_NESTING:
+        head = _hydra_parse(f"{prefix}{key}=0")
+        if head.error is not None:
+            return head
+        return head._replace(value=Unknown(
+            reason=f"a value nested {depth} deep (verl-lint reads Hydra values up to "
+                   f"{MAX_NESTING} deep)"))
     return _hydra_parse(text)
+
+
+# Deeper values are not parsed: Hydra's grammar and OmegaConf recurse per level (about 4 and
+# 10 Python frames), so whether verl itself can read one hundreds deep depends on the stack it
+# runs on (Hydra 1.3 at verl's startup gives up near 245 `{a:`, OmegaConf near 100): unknown.
+MAX_NESTING = 50
+
+
+def nesting(value: str) -> int:
+    """How deep `[`, `{` and `(` nest in an override value, outside quoted strings."""
+    depth = deepest = 0
+    quote = None
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if quote is not None:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "[{(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]})":
+            depth -= 1
+        i += 1
+    return deepest
 
 
 @lru_cache(maxsize=8192)
