@@ -43,6 +43,12 @@ class SettingsError(Exception):
     """A configuration problem the user must fix (exit code 2)."""
 
 
+class UnreadableConfig(SettingsError):
+    """A configuration file that is there but cannot be read (a link loop, a dangling link, a
+    FIFO): the files it governs cannot be linted as meant; `check` reports each of them and
+    lints the others."""
+
+
 def _kebab(name: str) -> str:
     return "set" if name == "pins" else name.replace("_", "-")
 
@@ -311,7 +317,7 @@ def _config_in_dir(directory: str) -> Path | None:
         if not os.path.isfile(candidate):
             # a link loop, a dangling link, a FIFO: the user meant a configuration here
             problem = read_bounded(candidate)[1] or "cannot read"
-            raise SettingsError(f"{candidate}: {problem.removesuffix('; not linted')}")
+            raise UnreadableConfig(f"{candidate}: {problem.removesuffix('; not linted')}")
         if name == "pyproject.toml" and read_config(candidate) is None:
             continue
         return candidate
@@ -418,6 +424,14 @@ class SettingsResolver:
         if settings is None:
             settings = self._by_config[key] = load_settings(path, self.cli, config_file=found)
         return settings
+
+    def lenient(self, path: Path) -> Settings:
+        """`self(path)`, or the command line's settings alone where the configuration file that
+        governs `path` cannot be read (finding files needs excludes even there)."""
+        try:
+            return self(path)
+        except UnreadableConfig:
+            return merge_cli(Settings(), self.cli)
 
 
 def clear_caches() -> None:

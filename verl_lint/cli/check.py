@@ -170,7 +170,8 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     seen: set[str] = set()
     for given in paths:
         try:
-            files = discover([Path(given)], settings_for, force_exclude=opts.force_exclude)
+            files = discover([Path(given)], getattr(settings_for, "lenient", settings_for),
+                             force_exclude=opts.force_exclude)
         except DiscoveryError:
             targets.append(Target(Path(given), display_name(given),
                                   error="no such file or directory"))
@@ -179,8 +180,7 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
             key = os.path.realpath(f)  # never raises, even on a link loop
             if key not in seen:
                 seen.add(key)
-                targets.append(Target(f, display_name(f),
-                                      error=_file_device_error(f, settings_for(f))))
+                targets.append(Target(f, display_name(f), error=_target_error(f, settings_for)))
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
                          f"{', '.join(paths)}")
@@ -199,6 +199,16 @@ def _device_error(data: bytes, name: str, settings) -> str | None:
     if not _pins_device(settings) or script_problem(data) is not None:
         return None  # the engine reports unreadable input itself
     return device_mismatch(SourceText(data, name), settings.device, dict(settings.pins))
+
+
+def _target_error(path: Path, settings_for) -> str | None:
+    from verl_lint.settings import UnreadableConfig
+
+    try:
+        settings = settings_for(path)
+    except UnreadableConfig as exc:  # this file's configuration, not the run's
+        return str(exc)
+    return _file_device_error(path, settings)
 
 
 def _file_device_error(path: Path, settings) -> str | None:
