@@ -397,6 +397,8 @@ def test_no_fix_for_text_another_launch_needs(here):
     "while python3 - <<'PY'; do\nprint(1)\nPY\n  break\ndone\n",
     "python3 - <<'PY' --flag || ( # note\nprint(1)\nPY\n  exit 1\n)\n",
     "f() {\n  paste - <<A 3<<-'PY' || {\na\nA\n\tprint(1)\n\tPY\n    exit 1\n  }\n}\n",
+    "cat <<EOF; echo hi\nbody\nEOF\n",
+    "python3 - <<'PY' &\nprint(1)\nPY\nwait\n",
 ])
 def test_heredoc_then_or_group_is_valid(text, tmp_path):
     import shutil
@@ -408,6 +410,22 @@ def test_heredoc_then_or_group_is_valid(text, tmp_path):
         assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     report = lint_file(path, Settings(select=("VL001",)))
     assert [d.message for d in report.diagnostics] == []
+
+
+def test_what_follows_a_heredoc_on_its_line_is_read():
+    # tree-sitter-bash dropped the `&&`/`||`/`|` side from its tree: X was never assigned
+    from verl_lint.shell import parse_script
+
+    data = (b"#!/bin/bash\nset -u\ncat <<'PY' | python3 - && X=1 || exit 1\nprint(1)\nPY\n"
+            b"echo \"$X\"\n")
+    model = parse_script(SourceText(data))
+    assert not model.errors
+    pipeline, assign, exit_ = model.body[1:4]
+    assert [p.words[0].text for p in pipeline.parts] == ["cat", "python3"]
+    assert pipeline.parts[0].heredocs[0].body.text == "print(1)\n"
+    assert (assign.name, assign.after, exit_.after) == ("X", "&&", "||")
+    report = lint_source(SourceText(data), Settings(select=("VL101",)), path="hd.sh")
+    assert [d.message for d in report.diagnostics if "never assigned" in d.message] == []
 
 
 def test_a_lifted_heredoc_is_given_back_to_its_command():

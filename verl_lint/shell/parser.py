@@ -106,15 +106,21 @@ def mask(data: bytes) -> bytes:
     comparison `\\<`/`\\>` of a test → `-a` (another binary operator), a trailing
     `\\` continuation at the end of the file → space, a here-document with no command
     (`<<EOF … EOF` on lines of its own, a block-comment idiom; bash reads and drops it) →
-    blank lines, and a here-document whose line opens a compound command that goes on after
-    its body (`cmd <<'PY' || {⏎…⏎PY⏎  exit 1⏎}`, `if ! cmd <<'PY'; then⏎…`; tree-sitter-bash
-    wants the compound closed before the body) → blanks (see `masked`)."""
+    blank lines, and a here-document with more of the command line after it → blanks (see
+    `masked`)."""
     return masked(data)[0]
 
 
 def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
     """`mask(data)` and the here-documents it lifted out of commands (`parse_script` gives them
-    back to their commands)."""
+    back to their commands).
+
+    A here-document's body starts at the next newline, whatever the rest of its line holds.
+    tree-sitter-bash reads that rest its own way: a compound command that goes on after the body
+    is a syntax error (`cmd <<'PY' || {⏎…⏎PY⏎  exit 1⏎}`, `if ! cmd <<'PY'; then⏎…`), so are
+    `cat <<EOF; cmd` and `cmd <<EOF &`, and what follows `&&`, `||` or `|` is dropped from the
+    tree. Blanking the operator, the body and the end delimiter leaves a line it reads as bash
+    does."""
     out = bytearray(data)
     lifted: list[Lifted] = []
     _mask_range(data, out, 0, len(data), lifted)
@@ -124,14 +130,10 @@ def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
     return bytes(out), lifted
 
 
-# the rest of a here-document's line opens a compound command: `{`, `(`, `then`, `do`, `else`
-_OPENS_COMPOUND = re.compile(rb"[\s;&|](?:[{(]|then|do|else)[ \t]*(?:#[^\n]*)?\r?$")
-
-
 def _mask_range(data: bytes, out: bytearray, i: int, end: int,
                 lifted: list[Lifted] | None = None) -> None:
-    """`lifted`: where to record the here-documents blanked for a compound on their line (only
-    at the top level: a `$(…)`'s commands are not statements of the model)."""
+    """`lifted`: where to record the here-documents blanked for what follows them on their line
+    (only at the top level: a `$(…)`'s commands are not statements of the model)."""
     pending: list[tuple] = []  # heredocs waiting for the next newline
     word_start = True
     while i < end:
@@ -183,8 +185,8 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int,
                 delim = next(g for g in m.groups()[1:] if g is not None)
                 expands = m.group(4) is not None and b"\\" not in m.group(0)
                 nl = data.find(b"\n", m.end(), end)
-                lift = lifted is not None and _OPENS_COMPOUND.search(
-                    data, m.end(), end if nl < 0 else nl) is not None
+                rest = data[m.end():end if nl < 0 else nl].strip()
+                lift = lifted is not None and rest != b"" and not rest.startswith(b"#")
                 pending.append((delim, m.group(1) == b"-", expands, i, m.end(),
                                 _alone_on_its_line(data, i, m.end()), lift))
                 i = m.end()
@@ -1015,13 +1017,18 @@ def syntax_tree(data: bytes):
 def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
     parser = _parser()
     tree = _parse(parser, data)
-    if tree is None or not tree.root_node.has_error:
+    if tree is None:
+        return None, []
+    error = tree.root_node.has_error
+    if not error and b"<<" not in data:
         return tree, []
     try:
         text, lifted = masked(data)
     except RecursionError:  # hundreds of nested `"$(`: tree-sitter's own reading, unmasked
         return tree, []
-    return (tree, []) if text == data else (_parse(parser, text), lifted)
+    if text == data or not (error or lifted):  # a clean parse is re-read for a here-document
+        return tree, []
+    return _parse(parser, text), lifted
 
 
 def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
