@@ -59,16 +59,28 @@ def _parse(parser, data: bytes):
     due = _alarm_due()
     if due is None:
         return parser.parse(data)
-    view = memoryview(data)
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     try:
-        return parser.parse(lambda at, _point: view[at:],
-                            progress_callback=lambda _at, _error: time.monotonic() >= due)
-    except ValueError:  # cancelled ("Parsing failed"): the next parse must not resume it
-        parser.reset()
-        return None
+        tree = _parse_until(parser, data, due)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return tree
+
+
+def _parse_until(parser, data: bytes, due: float):
+    try:
+        if not hasattr(parser, "timeout_micros"):  # py-tree-sitter 0.25+: a progress callback
+            view = memoryview(data)
+            return parser.parse(lambda at, _point: view[at:],
+                                progress_callback=lambda _at, _error: time.monotonic() >= due)
+        parser.timeout_micros = max(1, int((due - time.monotonic()) * 1e6))  # 0.23, 0.24
+        try:
+            return parser.parse(data)
+        finally:
+            parser.timeout_micros = 0
+    except ValueError:  # the time is up ("Parsing failed"): the next parse must not resume it
+        parser.reset()
+        return None
 
 
 def _alarm_due() -> float | None:
