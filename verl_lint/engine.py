@@ -380,7 +380,9 @@ def _alarm(timeout: float) -> Iterator[Budget]:
 
     def expired(signum, frame):
         budget.expired = True
-        if inside[0]:
+        # not while a LintTimeout unwinds (a `finally`, the block's own __exit__): a repeat
+        # would cut its cleanup short, or escape the block
+        if inside[0] and not isinstance(sys.exc_info()[1], LintTimeout):
             raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
