@@ -26,6 +26,7 @@ import json
 import os
 import random
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -292,6 +293,11 @@ def _gave_up(report) -> bool:
     return bool(report.error and "time budget" in report.error)
 
 
+def _disarm() -> None:
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def default_seeds(corpus: Path | None = None) -> list[bytes]:
     folders = [corpus] if corpus else [ROOT / "fixtures" / "corpus", ROOT / "fixtures" / "scripts"]
     seeds = [p.read_bytes() for folder in folders if folder.is_dir()
@@ -328,7 +334,11 @@ def run_fuzz(*, seed: int = 0, count: int = 200, seeds: list[bytes] | None = Non
                     copy.write_bytes(data)
                     checks.append(("fix", lambda: fix_one(copy, data, budget)))
                 for mode, fn in checks:
-                    problem, took = fn()
+                    try:
+                        problem, took = fn()
+                    except (Exception, engine.LintTimeout) as exc:  # a failure, not the end
+                        _disarm()  # a timeout that escaped its budget leaves the alarm running
+                        problem, took = f"{mode} raised {type(exc).__name__}: {exc}", 0.0
                     figures.modes[mode] = figures.modes.get(mode, 0) + 1
                     figures.slowest = max(figures.slowest, took)
                     if problem:

@@ -42,3 +42,24 @@ def test_every_mutation_changes_or_keeps_bytes():
     for name, fn in fuzz.MUTATIONS.items():
         out = fn(rng, seed) if name != "splice" else fn(rng, seed, seed)
         assert isinstance(out, bytes), name
+
+
+def test_an_escaped_timeout_is_a_failure_not_the_end(monkeypatch):
+    # a LintTimeout that escaped its budget ended a 3,000-input session at #2xx
+    from verl_lint.engine import LintTimeout
+
+    fuzz = _fuzz_module()
+    monkeypatch.setenv("VERL_LINT_NO_CACHE", "1")
+    calls = []
+
+    def escaping(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            raise LintTimeout
+        return None, 0.0
+
+    monkeypatch.setattr(fuzz, "check_one", escaping)
+    figures = fuzz.run_fuzz(seed=1, count=2, show_every=99, fix_every=99)
+    assert figures.inputs == 2 and len(calls) == 2
+    assert [(f.index, f.mode, f.problem) for f in figures.failures] == [
+        (0, "check", "check raised LintTimeout: ")]
