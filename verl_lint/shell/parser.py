@@ -1050,11 +1050,12 @@ def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
     data = b.data
     commands = [s for s in ScriptModel(body=tuple(body)).statements if isinstance(s, Command)]
     for h in lifted:
-        doc = b.make_heredoc(h.start, h.end, _dec(data[h.start:h.operator_end]).lstrip("<-")
-                             .strip(), (h.body_start, h.body_end))
+        raw = _dec(data[h.start:h.operator_end]).lstrip("<-").strip()  # `'PY'`, `EOF`
+        doc = b.make_heredoc(h.start, h.end, raw, (h.body_start, h.body_end))
         owner = max((c for c in commands if c.span.start <= h.start and (
-            c.span.end >= h.start or _BLANKS_OR_CONTINUATIONS.fullmatch(data, c.span.end, h.start))),
-            key=lambda c: c.span.start, default=None)
+            c.span.end >= h.start or _BLANKS_OR_CONTINUATIONS.fullmatch(data, c.span.end,
+                                                                         h.start))),
+                    key=lambda c: c.span.start, default=None)
         if owner is not None:
             owner.heredocs = owner.heredocs + (doc,)
     b.heredocs.sort(key=lambda d: d.span.start)
