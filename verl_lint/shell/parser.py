@@ -196,9 +196,7 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int,
             if m and data[i + 2:i + 3] != b"<" and data[i - 1:i] != b"<":
                 delim = next(g for g in m.groups()[1:] if g is not None)
                 expands = m.group(4) is not None and b"\\" not in m.group(0)
-                nl = data.find(b"\n", m.end(), end)
-                rest = data[m.end():end if nl < 0 else nl].strip()
-                lift = lifted is not None and rest != b"" and not rest.startswith(b"#")
+                lift = lifted is not None and _line_goes_on(data, m.end(), end)
                 pending.append((delim, m.group(1) == b"-", expands, i, m.end(),
                                 _alone_on_its_line(data, i, m.end()), lift))
                 i = m.end()
@@ -211,6 +209,13 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int,
             i += 1
         word_start = c in b" \t;&|()"
     return None
+
+
+def _line_goes_on(data: bytes, at: int, end: int) -> bool:
+    """The line holds more than blanks and a comment after `at`."""
+    nl = data.find(b"\n", at, end)
+    rest = data[at:end if nl < 0 else nl].strip()
+    return rest != b"" and not rest.startswith(b"#")
 
 
 def _alone_on_its_line(data: bytes, start: int, end: int) -> bool:
@@ -1032,7 +1037,7 @@ def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
     if tree is None:
         return None, []
     error = tree.root_node.has_error
-    if not error and b"<<" not in data:
+    if not error and not _may_lift(data):
         return tree, []
     try:
         text, lifted = masked(data)
@@ -1041,6 +1046,11 @@ def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
     if text == data or not (error or lifted):  # a clean parse is re-read for a here-document
         return tree, []
     return _parse(parser, text), lifted
+
+
+def _may_lift(data: bytes) -> bool:
+    """Some `<<WORD` has more of its line after it (a cheap look before `masked` scans)."""
+    return any(_line_goes_on(data, m.end(), len(data)) for m in _HEREDOC_DELIM.finditer(data))
 
 
 def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
