@@ -271,6 +271,15 @@ def test_deep_nesting_is_linted(name):
     assert report.error is None
 
 
+@pytest.mark.parametrize("name", ["command substitutions", "defaults", "quoted substitutions"])
+def test_deep_unclosed_nesting_is_reported_where_it_starts(name):
+    # the error region is the whole file: it was reported "near `#!/bin/bash`"
+    data = b"#!/bin/bash\n# a comment\n" + DEEP[name]
+    report = lint_source(SourceText(data), Settings(select=("VL001",)), path="deep.sh")
+    assert [d.span.line for d in report.diagnostics] == [3]
+    assert "near `echo " in report.diagnostics[0].message
+
+
 @pytest.mark.parametrize("depth, known", [(40, True), (245, False)])
 def test_a_hydra_value_nested_deeper_than_read_is_unknown(depth, known):
     # real Hydra 1.3 parses `{a:` 245 deep in a bare process and fails (RecursionError) at a

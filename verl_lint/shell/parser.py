@@ -1011,9 +1011,12 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
             # a big error region holds the statements tree-sitter could still read; bash stops
             # where the first error nested in it starts
             inner = next((c for c in n.children if c.is_error), n)
-            raw = builder.data[inner.start_byte:inner.end_byte]
+            # not at the comments it starts with (`#!/bin/bash` when it is the whole file)
+            begin = next((c.start_byte for c in inner.children if c.type != "comment"),
+                         inner.start_byte)
+            raw = builder.data[begin:inner.end_byte]
             lead = len(raw) - len(raw.lstrip())
-            start = inner.start_byte + lead
+            start = begin + lead
             nl = builder.data.find(b"\n", start, inner.end_byte)
             end = inner.end_byte if nl < 0 else nl  # underline one line, not the whole region
             text = _dec(builder.data[start:end]).strip()
