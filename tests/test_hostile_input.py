@@ -211,6 +211,20 @@ def test_the_repeating_alarm_lets_a_timeout_unwind():
     assert budget.expired and cleaned == [True]
 
 
+def test_the_alarm_at_the_end_of_the_block_does_not_escape_it():
+    # the fuzz run (seed 19, a --jobs 2 worker): the alarm fell due in the last C operation of
+    # the block, its handler ran on entering the block's __exit__ and the timeout escaped it
+    zeros = (0,) * 3_000_000
+
+    def spend():
+        with engine.file_budget(0.002) as budget:
+            return -1 in zeros, budget  # one C operation (no signal check) past the budget
+
+    for _ in range(3):
+        found, budget = spend()
+        assert found is False and budget.expired
+
+
 def _slow_to_parse(lines: int) -> bytes:
     """An array where a case pattern belongs: tree-sitter-bash's error recovery is quadratic
     in the array's length (14,000 elements: 12 s per parse, and the masked re-parse again)."""

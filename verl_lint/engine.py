@@ -380,9 +380,11 @@ def _alarm(timeout: float) -> Iterator[Budget]:
 
     def expired(signum, frame):
         budget.expired = True
-        # not while a LintTimeout unwinds (a `finally`, the block's own __exit__): a repeat
-        # would cut its cleanup short, or escape the block
-        if inside[0] and not isinstance(sys.exc_info()[1], LintTimeout):
+        # not while a LintTimeout unwinds (a `finally`: its cleanup would be cut short), nor at
+        # the start of the block's own __exit__ (before its generator can catch it, the timeout
+        # escaped the block): the block ends as spent, or the alarm repeats 50 ms later
+        if inside[0] and not isinstance(sys.exc_info()[1], LintTimeout) and \
+                (frame is None or frame.f_code is not _LEAVING):
             raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
@@ -403,6 +405,9 @@ def _alarm(timeout: float) -> Iterator[Budget]:
         if outer_delay:  # someone else's alarm was pending: give it back what is left
             left = max(outer_delay - (time.monotonic() - now), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+
+
+_LEAVING = type(file_budget(0)).__exit__.__code__  # contextlib's, which leaves the block
 
 
 def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
