@@ -293,9 +293,16 @@ def _gave_up(report) -> bool:
     return bool(report.error and "time budget" in report.error)
 
 
-def _disarm() -> None:
-    if hasattr(signal, "setitimer"):
-        signal.setitimer(signal.ITIMER_REAL, 0)
+def _guarded(mode: str, fn: Callable) -> tuple[str | None, float]:
+    """`fn()`, or the exception that escaped it as that input's failure (the session goes on)."""
+    from verl_lint.engine import LintTimeout
+
+    try:
+        return fn()
+    except (Exception, LintTimeout) as exc:
+        if hasattr(signal, "setitimer"):  # a timeout that escaped its budget: alarm still set
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        return f"{mode} raised {type(exc).__name__}: {exc}", 0.0
 
 
 def default_seeds(corpus: Path | None = None) -> list[bytes]:
@@ -334,11 +341,7 @@ def run_fuzz(*, seed: int = 0, count: int = 200, seeds: list[bytes] | None = Non
                     copy.write_bytes(data)
                     checks.append(("fix", lambda: fix_one(copy, data, budget)))
                 for mode, fn in checks:
-                    try:
-                        problem, took = fn()
-                    except (Exception, engine.LintTimeout) as exc:  # a failure, not the end
-                        _disarm()  # a timeout that escaped its budget leaves the alarm running
-                        problem, took = f"{mode} raised {type(exc).__name__}: {exc}", 0.0
+                    problem, took = _guarded(mode, fn)
                     figures.modes[mode] = figures.modes.get(mode, 0) + 1
                     figures.slowest = max(figures.slowest, took)
                     if problem:
@@ -351,7 +354,7 @@ def run_fuzz(*, seed: int = 0, count: int = 200, seeds: list[bytes] | None = Non
                 figures.inputs += 1
                 pending.append(path)
                 if len(pending) >= batch or index == count - 1:
-                    problem = jobs_parity(pending, serial)
+                    problem, _ = _guarded("jobs", lambda: (jobs_parity(pending, serial), 0.0))
                     figures.modes["jobs"] = figures.modes.get("jobs", 0) + 1
                     if problem:
                         figures.failures.append(Failure(index, [], "jobs", problem))

@@ -58,8 +58,13 @@ def test_an_escaped_timeout_is_a_failure_not_the_end(monkeypatch):
             raise LintTimeout
         return None, 0.0
 
+    def pool_escaping(*args):  # and out of a --jobs 2 worker (the second run, #6xx)
+        raise LintTimeout
+
     monkeypatch.setattr(fuzz, "check_one", escaping)
-    figures = fuzz.run_fuzz(seed=1, count=2, show_every=99, fix_every=99)
+    monkeypatch.setattr(fuzz, "jobs_parity", pool_escaping)
+    figures = fuzz.run_fuzz(seed=1, count=2, show_every=99, fix_every=99, batch=1)
     assert figures.inputs == 2 and len(calls) == 2
     assert [(f.index, f.mode, f.problem) for f in figures.failures] == [
-        (0, "check", "check raised LintTimeout: ")]
+        (0, "check", "check raised LintTimeout: "), (0, "jobs", "jobs raised LintTimeout: "),
+        (1, "jobs", "jobs raised LintTimeout: ")]
