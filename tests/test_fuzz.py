@@ -68,3 +68,21 @@ def test_an_escaped_timeout_is_a_failure_not_the_end(monkeypatch):
     assert [(f.index, f.mode, f.problem) for f in figures.failures] == [
         (0, "check", "check raised LintTimeout: "), (0, "jobs", "jobs raised LintTimeout: "),
         (1, "jobs", "jobs raised LintTimeout: ")]
+
+
+def test_an_overrun_is_cpu_past_the_budget_or_a_block(monkeypatch):
+    # a niced run starved by the machine's load after it gave up is not an overrun (#57 of
+    # seed 19: 7.9 s wall, 5.1 s when run alone); CPU past the budget, or blocking, is
+    import time
+
+    fuzz = _fuzz_module()
+    clock = fuzz._Clock()
+    wall, cpu = clock.wall, clock.cpu
+    monkeypatch.setattr(time, "monotonic", lambda: wall + 7.9)
+    monkeypatch.setattr(time, "process_time", lambda: cpu + 5.1)
+    assert clock.overran("check", 5.0) is None
+    monkeypatch.setattr(time, "process_time", lambda: cpu + 7.5)
+    assert clock.overran("check", 5.0) == "check took 7.9 s (7.5 s CPU), budget 5.0 s"
+    monkeypatch.setattr(time, "monotonic", lambda: wall + 30)
+    monkeypatch.setattr(time, "process_time", lambda: cpu + 0.1)
+    assert clock.overran("show", 5.0) == "show took 30.0 s (0.1 s CPU), budget 5.0 s"
