@@ -23,8 +23,109 @@ def _origin(kind: str, span=None, from_key: str | None = None) -> Origin:
 
 
 def build_effective(version: str, config_name: str, root: dict,
-                    origins: dict[Path, tuple[int, Override]]) -> EffectiveConfig:
-    return EffectiveConfig(version, config_name, _Entries(root, origins))
+                    origins: dict[Path, tuple[int, Override]],
+                    base: dict | None = None) -> EffectiveConfig:
+    """`root` is `base` (the shared composed tree, or None) with the launch's overrides."""
+    return EffectiveConfig(version, config_name, _Entries(root, origins, base))
+
+
+class _Shared:
+    """The key listing of a shared composed tree, for every launch whose overrides keep it
+    (see `_changed_keys`): the keys, the keys ending in each tail asked, and where the dicts
+    that an interpolation leads to live (a key added there is listed twice, an empty one
+    filled is entered)."""
+
+    def __init__(self, base: dict) -> None:
+        self.base = base  # held: the id stays this tree's
+        self.keys = tuple(_Entries(base, {}).flat)
+        self.by_tail: dict[str, list[str]] = {}
+        self.entered: list[Path] = []
+        stack: list[tuple[dict, Path]] = [(base, ())]
+        while stack:  # every interpolation of the tree, where `_walk` would resolve it
+            d, loc = stack.pop()
+            for k, v in d.items():
+                if isinstance(v, dict):
+                    stack.append((v, loc + (k,)))
+                elif isinstance(v, str) and "${" in v:
+                    try:
+                        target = hs.interpolation_target(base, loc + (k,), v)
+                    except (hs.Unresolvable, hs.HydraReject):
+                        continue
+                    if isinstance(target.value, dict) and target.path is not None:
+                        self.entered.append(target.path)
+
+    def ending(self, tail: str) -> list[str]:
+        hit = self.by_tail.get(tail)
+        if hit is None:
+            hit = self.by_tail[tail] = [k for k in self.keys if k.endswith(tail)]
+        return hit
+
+
+_SHARED: dict[int, _Shared] = {}  # id(composed tree) → its listing
+
+
+def _shared(base: dict) -> _Shared:
+    hit = _SHARED.get(id(base))
+    if hit is None or hit.base is not base:
+        if len(_SHARED) >= 64:
+            _SHARED.clear()
+        hit = _SHARED[id(base)] = _Shared(base)
+    return hit
+
+
+def _plain(v: Any) -> bool:
+    """A leaf of the listing that no interpolation enters or passes through differently: not
+    a container or interpolation, or a list of such values."""
+    if type(v) is list:
+        return all(not isinstance(x, (dict, list)) and
+                   not (isinstance(x, str) and "${" in x) for x in v)
+    return not isinstance(v, dict) and not (isinstance(v, str) and "${" in v)
+
+
+def _changed_keys(tree: Any, base: Any, root: dict, loc: Path, added: list[Path],
+                  filled: list[Path]) -> bool:
+    """Whether `tree` (`root`, the composed tree, overridden) lists the keys of `base` (the
+    node at `loc` of `root`) but for plain keys added to its dicts (their paths appended to
+    `added`) and empty dicts given such keys (`filled`: listed in `base`, not in `tree`).
+
+    So it does when every dict keeps its keys in order, new keys holding plain values, and a
+    value that changed is a plain value over a plain one or over an interpolation that leads
+    to no container (`${oc.select:…}` of a scalar, which most overrides replace): no dict then
+    appears or goes, and every interpolation enters the same dicts as in `root`. Copy-on-write
+    trees share every untouched node, so this walks only what the overrides copied."""
+    if tree is base:
+        return True
+    if type(tree) is dict and type(base) is dict:
+        if not base and tree:
+            filled.append(loc)
+        keys = list(tree)
+        if len(keys) < len(base) or keys[:len(base)] != list(base):
+            return False
+        for k in keys[len(base):]:
+            if not _plain(tree[k]):
+                return False
+            added.append(loc + (k,))
+        return all(_changed_keys(tree[k], v, root, loc + (k,), added, filled)
+                   for k, v in base.items())
+    if type(tree) is list and type(base) is list and len(tree) == len(base) and \
+            not (_plain(tree) and _plain(base)):
+        # nothing below a list is listed: a key added there (which `filled` and `added`
+        # would take for listed) is a change only an interpolation sees, so none is allowed
+        before = len(added) + len(filled)
+        return all(_changed_keys(v, b, root, loc + (str(i),), added, filled)
+                   for i, (v, b) in enumerate(zip(tree, base))) and \
+            len(added) + len(filled) == before
+    if not _plain(tree):
+        return False
+    if _plain(base):
+        return True
+    if not isinstance(base, str):
+        return False
+    try:
+        target = hs.interpolation_target(root, loc, base)
+    except (hs.Unresolvable, hs.HydraReject):
+        return True
+    return not isinstance(target.value, (dict, list))
 
 
 class _Entries(Mapping):
@@ -35,8 +136,13 @@ class _Entries(Mapping):
     `_descend` follows one key without listing anything. A key below an Unknown the script set
     is not listed, but asked for, it is that Unknown (absent would be a guess)."""
 
-    def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]]) -> None:
+    def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]],
+                 base: dict | None = None) -> None:
         self.root = root
+        self._base = base
+        # (the base's listing, keys the overrides added, keys they made dicts) when that is
+        # all they changed (`keys_ending`)
+        self._changes: tuple[_Shared, list[str], set[str]] | None = None
         self._flat: dict[str, tuple[Path, Path, Any]] | None = None  # key → (path, loc, raw)
         self._done: dict[str, Resolved | None] = {}  # None: absent
         self._script_origins: dict[int, Origin] = {}  # one Origin per override
@@ -70,6 +176,26 @@ class _Entries(Mapping):
         out: dict[str, tuple[Path, Path, Any]] = {}
         self._walk(hit[0], parts, hit[1], 0, out)
         return (k for k in out if k.startswith(prefix))
+
+    def keys_ending(self, tail: str) -> list[str]:
+        """The keys ending in `tail` (".multi_turn.enable"), not in the order of a listing.
+        Most launches set values and add a few: their keys are those of the composed tree
+        (listed once for all of them) and the ones they add."""
+        if self._base is not None and self._flat is None and self._changes is None:
+            added: list[Path] = []
+            filled: list[Path] = []
+            shared = _shared(self._base)
+            if _changed_keys(self.root, self._base, self._base, (), added, filled) and not any(
+                    c[:len(t)] == t for c in added + filled for t in shared.entered):
+                self._changes = (shared, [".".join(c) for c in added],
+                                 {".".join(c) for c in filled})
+            else:
+                self._base = None  # listed itself from now on
+        if self._changes is not None:
+            shared, added_keys, gone = self._changes
+            found = [k for k in shared.ending(tail) if k not in gone]
+            return [*found, *(k for k in added_keys if k.endswith(tail) and k not in found)]
+        return [k for k in self.flat if k.endswith(tail)]
 
     def _opens(self, node: Any, loc: Path) -> tuple[dict, Path] | None:
         """(the dict `node` at `loc` is entered as, where that dict lives), or None for a leaf."""
