@@ -18,7 +18,8 @@ BASE = {
                 "optim": "${actor_rollout_ref.actor.optim}"},  # enters the actor's optim
         "rollout": {"multi_turn": {"enable": False}, "ranks": [0, 1]},
     },
-    "critic": {"model": {"use_remove_padding": True}},
+    "critic": {"model": {"use_remove_padding": True},
+               "later": "${oc.select:critic.extra2,null}"},  # enters critic.extra2 once added
 }
 
 
@@ -41,6 +42,8 @@ CASES = [
     ["+actor_rollout_ref.actor.optim.use_remove_padding=True"],  # listed twice (ref enters it)
     ["+critic.use_remove_padding=1"],
     ["+critic.extra={use_remove_padding: 1}"],  # a dict added
+    ["+critic.extra2={use_remove_padding: 1}"],  # a dict added that `later` enters
+    ["+critic.extra={a: {}, b: {use_remove_padding: [1]}}"],
     ["actor_rollout_ref.rollout.ranks=[0]"],
     ["~actor_rollout_ref.rollout.multi_turn"],
     ["+actor_rollout_ref.rollout.multi_turn.enable2=True", "+x.actor.use_remove_padding=1"],

@@ -31,22 +31,26 @@ def build_effective(version: str, config_name: str, root: dict,
 
 class _Shared:
     """The key listing of a shared composed tree, for every launch whose overrides keep it
-    (see `_changed_keys`): the keys, the keys ending in each tail asked, and where the dicts
-    that an interpolation leads to live (a key added there is listed twice, an empty one
-    filled is entered)."""
+    (see `_changed_keys`): the keys, the keys ending in each tail asked, where the dicts that
+    an interpolation leads to live (a key added there is listed twice, an empty one filled is
+    entered), and the text of every interpolation (one naming a key added may now enter it)."""
 
     def __init__(self, base: dict) -> None:
         self.base = base  # held: the id stays this tree's
         self.keys = tuple(_Entries(base, {}).flat)
         self.by_tail: dict[str, list[str]] = {}
         self.entered: list[Path] = []
-        stack: list[tuple[dict, Path]] = [(base, ())]
-        while stack:  # every interpolation of the tree, where `_walk` would resolve it
-            d, loc = stack.pop()
-            for k, v in d.items():
-                if isinstance(v, dict):
-                    stack.append((v, loc + (k,)))
+        self.texts: list[str] = []
+        stack: list[tuple[Any, Path]] = [(base, ())]
+        while stack:
+            node, loc = stack.pop()
+            for k, v in (node.items() if type(node) is dict else enumerate(node)):
+                if isinstance(v, (dict, list)):
+                    stack.append((v, loc + (str(k),)))
                 elif isinstance(v, str) and "${" in v:
+                    self.texts.append(v)
+                    if type(node) is not dict:
+                        continue  # `_walk` resolves the interpolations of dicts only
                     try:
                         target = hs.interpolation_target(base, loc + (k,), v)
                     except (hs.Unresolvable, hs.HydraReject):
@@ -82,17 +86,32 @@ def _plain(v: Any) -> bool:
     return not isinstance(v, dict) and not (isinstance(v, str) and "${" in v)
 
 
-def _changed_keys(tree: Any, base: Any, root: dict, loc: Path, added: list[Path],
-                  filled: list[Path]) -> bool:
+def _plain_tree(v: Any) -> bool:
+    return all(map(_plain_tree, v.values())) if type(v) is dict else _plain(v)
+
+
+def _leaves(path: Path, v: Any) -> Iterator[Path]:
+    """The listed keys of a plain tree `v` at `path`."""
+    if type(v) is dict and v:
+        for k, x in v.items():
+            yield from _leaves(path + (k,), x)
+    else:
+        yield path
+
+
+def _changed_keys(tree: Any, base: Any, root: dict, loc: Path,
+                  added: list[tuple[Path, Any]], filled: list[Path]) -> bool:
     """Whether `tree` (`root`, the composed tree, overridden) lists the keys of `base` (the
-    node at `loc` of `root`) but for plain keys added to its dicts (their paths appended to
-    `added`) and empty dicts given such keys (`filled`: listed in `base`, not in `tree`).
+    node at `loc` of `root`) but for keys added to its dicts, holding plain values or trees of
+    them ((path, value) appended to `added`), and empty dicts given such keys (`filled`:
+    listed in `base`, not in `tree`).
 
     So it does when every dict keeps its keys in order, new keys holding plain values, and a
     value that changed is a plain value over a plain one or over an interpolation that leads
     to no container (`${oc.select:…}` of a scalar, which most overrides replace): no dict then
-    appears or goes, and every interpolation enters the same dicts as in `root`. Copy-on-write
-    trees share every untouched node, so this walks only what the overrides copied."""
+    goes, and every interpolation enters the same dicts as in `root` unless it leads to where
+    a key was added (the caller checks that). Copy-on-write trees share every untouched node,
+    so this walks only what the overrides copied."""
     if tree is base:
         return True
     if type(tree) is dict and type(base) is dict:
@@ -102,11 +121,14 @@ def _changed_keys(tree: Any, base: Any, root: dict, loc: Path, added: list[Path]
         if len(keys) < len(base) or keys[:len(base)] != list(base):
             return False
         for k in keys[len(base):]:
-            if not _plain(tree[k]):
+            if not _plain_tree(tree[k]):
                 return False
-            added.append(loc + (k,))
-        return all(_changed_keys(tree[k], v, root, loc + (k,), added, filled)
-                   for k, v in base.items())
+            added.append((loc + (k,), tree[k]))
+        for k, v in base.items():
+            t = tree[k]
+            if t is not v and not _changed_keys(t, v, root, loc + (k,), added, filled):
+                return False
+        return True
     if type(tree) is list and type(base) is list and len(tree) == len(base) and \
             not (_plain(tree) and _plain(base)):
         # nothing below a list is listed: a key added there (which `filled` and `added`
@@ -182,12 +204,16 @@ class _Entries(Mapping):
         Most launches set values and add a few: their keys are those of the composed tree
         (listed once for all of them) and the ones they add."""
         if self._base is not None and self._flat is None and self._changes is None:
-            added: list[Path] = []
+            added: list[tuple[Path, Any]] = []
             filled: list[Path] = []
             shared = _shared(self._base)
             if _changed_keys(self.root, self._base, self._base, (), added, filled) and not any(
-                    c[:len(t)] == t for c in added + filled for t in shared.entered):
-                self._changes = (shared, [".".join(c) for c in added],
+                    c[:len(t)] == t for c in [*(a for a, _ in added), *filled]
+                    for t in shared.entered) and not any(
+                    type(v) is dict and any(a[-1] in text for text in shared.texts)
+                    for a, v in added):
+                self._changes = (shared, [".".join(leaf) for a, v in added
+                                          for leaf in _leaves(a, v)],
                                  {".".join(c) for c in filled})
             else:
                 self._base = None  # listed itself from now on
