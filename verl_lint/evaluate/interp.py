@@ -94,6 +94,14 @@ class Var:
         return parts_value(self.parts) == parts_value(other.parts)
 
 
+def _merges_to_itself(v: Var) -> bool:
+    """Whether `merge` of `v` with itself (every path kept the same binding) gives back its
+    values: its status, note, feeding spans and export flag as the merge would write them."""
+    return (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(v.note, str)) \
+        and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+        and type(v.exported) is bool
+
+
 _SELF = r'"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?'
 _SELF_PATH = rf'(?:{_SELF}|"?\$\((?:realpath|readlink\s+-[fe])\s+{_SELF}\)"?)'
 _DIRNAME = rf'"?\$\(\s*dirname\s+(?:--\s+)?{_SELF_PATH}\s*\)(?P<rest>/[\w./-]*)?"?'
@@ -292,6 +300,9 @@ class Interpreter:
             names.update(s.vars)
         for name in names:
             have = [(s.vars.get(name), lab) for s, lab in alive]
+            first = have[0][0]
+            if first is not None and all(v is first for v, _ in have) and _merges_to_itself(first):
+                continue  # bound before the branches and left alone by all (`base` holds it)
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
             same = all(v.same_value(first) for v, _ in present)
