@@ -100,3 +100,29 @@ def test_keys_ending_on_verls_scripts():
             listed = build_effective(config.version, config.config_name,
                                      config._entries.root, {}).keys()
             assert sorted(fast) == sorted(k for k in listed if k.endswith(tail))
+
+
+def test_a_composed_trees_listing_is_kept_in_the_disk_cache(tmp_path, monkeypatch):
+    """Worked out once (the ~15 composed trees of verl's scripts cost ~30 ms to list), then
+    read back: the same keys, interpolation targets and texts."""
+    from verl_lint.verl import cache, configs, effective_build
+    from verl_lint.verl.release import load_release
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path))
+    cache.cache_root.cache_clear()
+    try:
+        release = load_release("0.9.1")
+        tree = configs.composed(release, release.entry_point("verl.trainer.main_ppo"),
+                                "ppo_trainer")
+        first = effective_build._Shared(tree)
+        assert list((tmp_path).rglob("listing/*.pickle"))
+        listed = effective_build._Shared._list
+        monkeypatch.setattr(effective_build._Shared, "_list", staticmethod(
+            lambda base: pytest.fail("listed again")))
+        again = effective_build._Shared(tree)
+        assert (again.keys, again.entered, again.texts) == (first.keys, first.entered, first.texts)
+        assert first.keys == listed(tree)[0]
+        # a tree `composed` did not give (an overridden copy) has no cache key: listed itself
+        assert configs.disk_key(dict(tree)) is None
+    finally:
+        cache.cache_root.cache_clear()

@@ -4,6 +4,7 @@ handful of keys, so a key's value, interpolation and origin are worked out on fi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Iterator
 
 from verl_lint.evaluate.model import Override, Unknown
@@ -33,14 +34,28 @@ class _Shared:
     """The key listing of a shared composed tree, for every launch whose overrides keep it
     (see `_changed_keys`): the keys, the keys ending in each tail asked, where the dicts that
     an interpolation leads to live (a key added there is listed twice, an empty one filled is
-    entered), and the text of every interpolation (one naming a key added may now enter it)."""
+    entered), and the text of every interpolation (one naming a key added may now enter it).
+    Worked out once per composed tree and kept in the disk cache beside it."""
 
     def __init__(self, base: dict) -> None:
+        from verl_lint.verl import cache, configs
+
         self.base = base  # held: the id stays this tree's
-        self.keys = tuple(_Entries(base, {}).flat)
         self.by_tail: dict[str, list[str]] = {}
-        self.entered: list[Path] = []
-        self.texts: list[str] = []
+        tree_key = configs.disk_key(base)
+        key = f"{_listing_code_id()}:{tree_key}"
+        found = cache.load("listing", key) if tree_key is not None else cache.MISS
+        if found is cache.MISS:
+            found = self._list(base)
+            if tree_key is not None:
+                cache.store("listing", key, found)
+        self.keys, self.entered, self.texts = found
+
+    @staticmethod
+    def _list(base: dict) -> tuple[tuple[str, ...], list[Path], list[str]]:
+        keys = tuple(_Entries(base, {}).flat)
+        entered: list[Path] = []
+        texts: list[str] = []
         stack: list[tuple[Any, Path]] = [(base, ())]
         while stack:
             node, loc = stack.pop()
@@ -48,7 +63,7 @@ class _Shared:
                 if isinstance(v, (dict, list)):
                     stack.append((v, loc + (str(k),)))
                 elif isinstance(v, str) and "${" in v:
-                    self.texts.append(v)
+                    texts.append(v)
                     if type(node) is not dict:
                         continue  # `_walk` resolves the interpolations of dicts only
                     try:
@@ -56,7 +71,8 @@ class _Shared:
                     except (hs.Unresolvable, hs.HydraReject):
                         continue
                     if isinstance(target.value, dict) and target.path is not None:
-                        self.entered.append(target.path)
+                        entered.append(target.path)
+        return keys, entered, texts
 
     def ending(self, tail: str) -> list[str]:
         hit = self.by_tail.get(tail)
@@ -66,6 +82,19 @@ class _Shared:
 
 
 _SHARED: dict[int, _Shared] = {}  # id(composed tree) → its listing
+
+
+@lru_cache(maxsize=1)
+def _listing_code_id() -> str:
+    """The code a listing comes from: a checkout that changes it must not reuse old listings."""
+    import hashlib
+    import os
+
+    h = hashlib.sha1()
+    for name in ("effective_build.py", "hydra_semantics.py"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:12]
 
 
 def _shared(base: dict) -> _Shared:
