@@ -13,7 +13,8 @@ from verl_lint.verl.effective_build import build_effective
 
 BASE = {
     "actor_rollout_ref": {
-        "actor": {"use_remove_padding": False, "optim": {"lr": 1e-6}, "override": {}},
+        "actor": {"use_remove_padding": False, "override": {},
+                  "optim": {"lr": 1e-6, "model": "${critic.model}"}},  # entered twice over
         "ref": {"use_remove_padding": "${oc.select:actor_rollout_ref.actor.use_remove_padding}",
                 "optim": "${actor_rollout_ref.actor.optim}"},  # enters the actor's optim
         "rollout": {"multi_turn": {"enable": False}, "ranks": [0, 1]},
@@ -47,11 +48,12 @@ CASES = [
     ["actor_rollout_ref.rollout.ranks=[0]"],
     ["~actor_rollout_ref.rollout.multi_turn"],
     ["+actor_rollout_ref.rollout.multi_turn.enable2=True", "+x.actor.use_remove_padding=1"],
+    ["+critic.model.use_remove_padding2=1"],  # listed under both optims too
 ]
 
 
 @pytest.mark.parametrize("words", CASES)
-@pytest.mark.parametrize("tail", [".use_remove_padding", ".actor.use_remove_padding",
+@pytest.mark.parametrize("tail", ["", ".use_remove_padding", ".actor.use_remove_padding",
                                   ".multi_turn.enable", ".optim.use_remove_padding",
                                   ".actor.override"])
 def test_keys_ending_is_the_full_listings(words, tail):
@@ -94,8 +96,8 @@ def test_keys_ending_on_verls_scripts():
         mp.undo()
     assert len(configs) > 30
     for config in configs:
-        for tail in (".actor.use_remove_padding", ".rollout.disaggregation.enabled",
-                     ".multi_turn.enable", ".use_remove_padding"):
+        for tail in ("", ".actor.use_remove_padding", ".rollout.disaggregation.enabled",
+                     ".multi_turn.enable", ".use_remove_padding"):  # "": every key
             fast = config.keys_ending(tail)
             listed = build_effective(config.version, config.config_name,
                                      config._entries.root, {}).keys()
@@ -104,7 +106,7 @@ def test_keys_ending_on_verls_scripts():
 
 def test_a_composed_trees_listing_is_kept_in_the_disk_cache(tmp_path, monkeypatch):
     """Worked out once (the ~15 composed trees of verl's scripts cost ~30 ms to list), then
-    read back: the same keys, interpolation targets and texts."""
+    read back: the same keys, entering interpolations and words."""
     from verl_lint.verl import cache, configs, effective_build
     from verl_lint.verl.release import load_release
 
@@ -120,7 +122,7 @@ def test_a_composed_trees_listing_is_kept_in_the_disk_cache(tmp_path, monkeypatc
         monkeypatch.setattr(effective_build._Shared, "_list", staticmethod(
             lambda base: pytest.fail("listed again")))
         again = effective_build._Shared(tree)
-        assert (again.keys, again.entered, again.texts) == (first.keys, first.entered, first.texts)
+        assert (again.keys, again.aliases, again.words) == (first.keys, first.aliases, first.words)
         assert first.keys == listed(tree)[0]
         # a tree `composed` did not give (an overridden copy) has no cache key: listed itself
         assert configs.disk_key(dict(tree)) is None

@@ -3,6 +3,7 @@ handful of keys, so a key's value, interpolation and origin are worked out on fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Iterator
@@ -32,10 +33,10 @@ def build_effective(version: str, config_name: str, root: dict,
 
 class _Shared:
     """The key listing of a shared composed tree, for every launch whose overrides keep it
-    (see `_changed_keys`): the keys, the keys ending in each tail asked, where the dicts that
-    an interpolation leads to live (a key added there is listed twice, an empty one filled is
-    entered), and the text of every interpolation (one naming a key added may now enter it).
-    Worked out once per composed tree and kept in the disk cache beside it."""
+    (see `_changed_keys`): the keys, the keys ending in each tail asked, the interpolations
+    that enter a dict ((where each sits, where its dict lives): a key added in that dict is
+    listed under both), and the path words of every interpolation (one naming a key added may
+    now lead to it). Worked out once per composed tree and kept in the disk cache beside it."""
 
     def __init__(self, base: dict) -> None:
         from verl_lint.verl import cache, configs
@@ -49,13 +50,13 @@ class _Shared:
             found = self._list(base)
             if tree_key is not None:
                 cache.store("listing", key, found)
-        self.keys, self.entered, self.texts = found
+        self.keys, self.aliases, self.words = found
 
     @staticmethod
-    def _list(base: dict) -> tuple[tuple[str, ...], list[Path], list[str]]:
+    def _list(base: dict) -> tuple[tuple[str, ...], list[tuple[Path, Path]], frozenset[str]]:
         keys = tuple(_Entries(base, {}).flat)
-        entered: list[Path] = []
-        texts: list[str] = []
+        aliases: list[tuple[Path, Path]] = []
+        words: set[str] = set()
         stack: list[tuple[Any, Path]] = [(base, ())]
         while stack:
             node, loc = stack.pop()
@@ -63,7 +64,7 @@ class _Shared:
                 if isinstance(v, (dict, list)):
                     stack.append((v, loc + (str(k),)))
                 elif isinstance(v, str) and "${" in v:
-                    texts.append(v)
+                    words.update(_WORD.findall(v))
                     if type(node) is not dict:
                         continue  # `_walk` resolves the interpolations of dicts only
                     try:
@@ -71,8 +72,8 @@ class _Shared:
                     except (hs.Unresolvable, hs.HydraReject):
                         continue
                     if isinstance(target.value, dict) and target.path is not None:
-                        entered.append(target.path)
-        return keys, entered, texts
+                        aliases.append((loc + (k,), target.path))
+        return keys, aliases, frozenset(words)
 
     def ending(self, tail: str) -> list[str]:
         hit = self.by_tail.get(tail)
@@ -82,6 +83,7 @@ class _Shared:
 
 
 _SHARED: dict[int, _Shared] = {}  # id(composed tree) → its listing
+_WORD = re.compile(r"[\w\-]+")  # the parts of an interpolation's path, and other words
 
 
 @lru_cache(maxsize=1)
@@ -179,6 +181,48 @@ def _changed_keys(tree: Any, base: Any, root: dict, loc: Path,
     return not isinstance(target.value, (dict, list))
 
 
+def _listed_changes(shared: _Shared, added: list[tuple[Path, Any]],
+                    filled: list[Path]) -> tuple[list[str], set[str]] | None:
+    """(the keys the launch's listing adds to the composed tree's, the keys it no longer has)
+    for the changes `_changed_keys` found, or None when that takes more than this knows.
+
+    A key added in (or an empty dict filled below) a dict that an interpolation enters is
+    listed under the interpolation's path too; that is followed one interpolation deep: not
+    when the interpolation sits in an entered dict or an entering one sits in its dict. A dict
+    added where an interpolation's path names its key may now be entered: not followed."""
+    if any(type(v) is dict and path[-1] in shared.words for path, v in added):
+        return None
+    changed = [*(path for path, _ in added), *filled]
+    aliases = [(at, target) for at, target in shared.aliases
+               if any(c[:len(target)] == target for c in changed)]
+    for at, target in aliases:
+        if any(at[:len(t)] == t or a[:len(target)] == target for a, t in shared.aliases):
+            return None  # it sits in an entered dict, or one sits in its dict: a chain
+        if _lookup(shared.base, target) == {}:
+            return None  # it entered no dict: it was a key of its own
+    new: list[str] = []
+    gone: set[str] = set()
+    for path, value in added:
+        for leaf in _leaves(path, value):
+            new.append(".".join(leaf))
+            new.extend(".".join(at + leaf[len(target):]) for at, target in aliases
+                       if leaf[:len(target)] == target)
+    for path in filled:
+        gone.add(".".join(path))
+        gone.update(".".join(at + path[len(target):]) for at, target in aliases
+                    if path[:len(target)] == target)
+    return new, gone
+
+
+def _lookup(tree: dict, path: Path) -> Any:
+    node: Any = tree
+    for k in path:
+        if type(node) is not dict or k not in node:
+            return None
+        node = node[k]
+    return node
+
+
 class _Entries(Mapping):
     """dotted key → Resolved over the leaves of the tree, seen through inherited nodes.
 
@@ -236,16 +280,13 @@ class _Entries(Mapping):
             added: list[tuple[Path, Any]] = []
             filled: list[Path] = []
             shared = _shared(self._base)
-            if _changed_keys(self.root, self._base, self._base, (), added, filled) and not any(
-                    c[:len(t)] == t for c in [*(a for a, _ in added), *filled]
-                    for t in shared.entered) and not any(
-                    type(v) is dict and any(a[-1] in text for text in shared.texts)
-                    for a, v in added):
-                self._changes = (shared, [".".join(leaf) for a, v in added
-                                          for leaf in _leaves(a, v)],
-                                 {".".join(c) for c in filled})
-            else:
+            changes = None
+            if _changed_keys(self.root, self._base, self._base, (), added, filled):
+                changes = _listed_changes(shared, added, filled)
+            if changes is None:
                 self._base = None  # listed itself from now on
+            else:
+                self._changes = (shared, *changes)
         if self._changes is not None:
             shared, added_keys, gone = self._changes
             found = [k for k in shared.ending(tail) if k not in gone]
