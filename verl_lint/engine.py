@@ -366,6 +366,9 @@ _digits_users = 0
 _digits_before = 0
 
 
+_LEAVING_WITH = contextlib._GeneratorContextManager.__exit__.__code__
+
+
 def _alarm(timeout: float) -> Iterator[Budget]:
     global _budget
     now = time.monotonic()
@@ -380,7 +383,10 @@ def _alarm(timeout: float) -> Iterator[Budget]:
 
     def expired(signum, frame):
         budget.expired = True
-        if inside[0]:
+        # not as a `with` is being left (contextlib's __exit__, before this block's `finally`
+        # disarms the alarm): raised there it escapes the block, the budget's own included;
+        # the next alarm, `_RETRY` later, raises in the work instead
+        if inside[0] and (frame is None or frame.f_code is not _LEAVING_WITH):
             raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
