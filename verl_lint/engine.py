@@ -366,9 +366,6 @@ _digits_users = 0
 _digits_before = 0
 
 
-_LEAVING_WITH = contextlib._GeneratorContextManager.__exit__.__code__
-
-
 def _alarm(timeout: float) -> Iterator[Budget]:
     global _budget
     now = time.monotonic()
@@ -383,10 +380,7 @@ def _alarm(timeout: float) -> Iterator[Budget]:
 
     def expired(signum, frame):
         budget.expired = True
-        # not as a `with` is being left (contextlib's __exit__, before this block's `finally`
-        # disarms the alarm): raised there it escapes the block, the budget's own included;
-        # the next alarm, `_RETRY` later, raises in the work instead
-        if inside[0] and (frame is None or frame.f_code is not _LEAVING_WITH):
+        if inside[0]:
             raise LintTimeout
 
     previous = signal.signal(signal.SIGALRM, expired)
