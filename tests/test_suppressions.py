@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from test_engine import brief, fakes, lint  # noqa: F401 - `fakes` is a fixture
 
+from verl_lint.diagnostics import Severity
 from verl_lint.fixes import apply_edits
 
 
@@ -99,7 +100,7 @@ def test_unused_has_the_rule_metadata(fakes):
     assert (d.severity.value, d.name) == ("warning", "unused-suppression")
     assert d.url.endswith("#vl002-unused-suppression")
     assert lint("echo\n# verl-lint: disable=VL901\necho\n",
-                severity={"VL002": "info"}).diagnostics[0].severity.value == "info"
+                severity={"VL002": Severity.INFO}).diagnostics[0].severity.value == "info"
 
 
 def test_file_wide_all_also_silences_vl002(fakes):

@@ -10,7 +10,6 @@ statistics) and `exit_status`. Exit 0 when nothing at or above
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -167,20 +166,17 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
         return [Target(path, name, data, _device_error(data, name, settings_for(path)))]
     targets: list[Target] = []
-    seen: set[str] = set()
+    seen: set[str] = set()  # a file named twice, or reached twice, is linted once
     for given in paths:
         try:
-            files = discover([Path(given)], settings_for, force_exclude=opts.force_exclude)
+            files = discover([Path(given)], settings_for, force_exclude=opts.force_exclude,
+                             seen=seen)
         except DiscoveryError:
             targets.append(Target(Path(given), display_name(given),
                                   error="no such file or directory"))
             continue
-        for f in files:
-            key = os.path.realpath(f)  # never raises, even on a link loop
-            if key not in seen:
-                seen.add(key)
-                targets.append(Target(f, display_name(f),
-                                      error=_file_device_error(f, settings_for(f))))
+        targets += [Target(f, display_name(f), error=_file_device_error(f, settings_for(f)))
+                    for f in files]
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
                          f"{', '.join(paths)}")
@@ -193,7 +189,7 @@ def _pins_device(settings) -> bool:
 
 
 def _device_error(data: bytes, name: str, settings) -> str | None:
-    from verl_lint.engine import script_problem
+    from verl_lint.fileio import script_problem
     from verl_lint.source import SourceText
 
     if not _pins_device(settings) or script_problem(data) is not None:
@@ -214,7 +210,7 @@ def _file_device_error(path: Path, settings) -> str | None:
 def error_reports(targets: Sequence[Target], run) -> list:
     """FileReports in target order: `run(targets without error)` for those, an error report
     for the others."""
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import FileReport
 
     done = iter(run([t for t in targets if t.error is None]))
     return [FileReport(path=t.display, error=t.error) if t.error is not None else next(done)
@@ -228,24 +224,30 @@ def lint_targets(targets: Sequence[Target], settings_for, jobs: int | None,
 
 def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None,
              cache: bool = False) -> list:
-    from verl_lint.engine import lint_paths
     from verl_lint.result_cache import ResultCache, enabled
 
-    reports: list = []
     disk = [t for t in targets if t.data is None]
-    by_path = iter(lint_paths([t.path for t in disk], settings_for, jobs=jobs,
-                              display={t.path: t.display for t in disk}.__getitem__,
-                              cache=ResultCache() if cache and enabled() else None))
-    for t in targets:
-        if t.data is None:
-            reports.append(next(by_path))
-        else:
-            reports.append(_lint_bytes(t, settings_for(t.path)))
-    return reports
+    results = ResultCache() if cache and enabled() else None
+    # what the cache answers first: a run it answers whole never imports the engine and rules
+    stored = [results.load(t.path, settings_for(t.path), t.display) if results else None
+              for t in disk]
+    todo = [t for t, r in zip(disk, stored) if r is None]
+    linted = iter(())
+    if todo:
+        from verl_lint.engine import lint_paths
+
+        linted = iter(lint_paths([t.path for t in todo], settings_for, jobs=jobs,
+                                 display={t.path: t.display for t in todo}.__getitem__,
+                                 cache=results))
+    by_path = iter([r if r is not None else next(linted) for r in stored])
+    return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
+            for t in targets]
 
 
 def _lint_bytes(t: Target, settings):
-    from verl_lint.engine import FileReport, lint_with_budget, script_problem
+    from verl_lint.diagnostics import FileReport
+    from verl_lint.engine import lint_with_budget
+    from verl_lint.fileio import script_problem
     from verl_lint.source import SourceText
 
     problem = script_problem(t.data)
@@ -323,6 +325,8 @@ def show_settings(opts: CheckOptions, settings_for) -> None:
     path = Path(opts.paths[0] if opts.paths and opts.paths[0] != "-" else
                 opts.stdin_filename or ".")
     settings = settings_for(path)
+    import json
+
     source = settings.config_file or "defaults (no configuration file found)"
     click.echo(f"Settings for {path} from {source}:")
     click.echo(json.dumps(settings.toml_dict(), indent=2))

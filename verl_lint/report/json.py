@@ -9,11 +9,11 @@ Lines and columns are 1-based (columns count characters); fix edits are byte off
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from verl_lint import __version__
 from verl_lint.report import RenderOptions
+from verl_lint.report.encode import dumps
 
 if TYPE_CHECKING:
     from verl_lint.diagnostics import Diagnostic, Fix
@@ -73,5 +73,4 @@ def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
 
 
 def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
-    json.dump(document(reports), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    out.write(dumps(document(reports)) + "\n")

@@ -7,13 +7,13 @@ as byte-offset replacements. Columns are Unicode code points (`run.columnKind`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 from urllib.parse import quote
 
 from verl_lint import __version__
 from verl_lint.report import RenderOptions
+from verl_lint.report.encode import dumps
 
 if TYPE_CHECKING:
     from verl_lint.diagnostics import Diagnostic
@@ -113,5 +113,4 @@ def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
 
 
 def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
-    json.dump(document(reports), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    out.write(dumps(document(reports)) + "\n")
