@@ -17,9 +17,17 @@ _INDENT = "  "
 _CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
-def dumps(obj: Any) -> str:
+class Raw(str):
+    """JSON text `dumps` writes as it is: a member encoded before (`dumps(value, level)` at the
+    level it sits at), so a report can hold its findings as text and drop the objects."""
+
+    __slots__ = ()
+
+
+def dumps(obj: Any, level: int = 0) -> str:
+    """The JSON text of `obj` as it would read `level` containers deep in a document."""
     chunks: list[str] = []
-    _value(obj, chunks.append, "\n")
+    _value(obj, chunks.append, "\n" + _INDENT * level)
     return "".join(chunks)
 
 
@@ -33,6 +41,8 @@ def _float(value: float) -> str:
 
 def _scalar(value: Any) -> str | None:
     """The JSON text of a non-container, or None for a container."""
+    if type(value) is Raw:
+        return value
     if isinstance(value, str):
         return _string(value)
     if value is None or value is True or value is False:
