@@ -32,9 +32,18 @@ class Severity(str, Enum):
 _RANK = {"error": 3, "warning": 2, "info": 1}
 
 
+def by_fields(self) -> tuple:
+    """`__reduce__` of a frozen slotted dataclass: pickled as a call of the class with its
+    fields, as dataclasses' own `__setstate__` lists the fields for each object it restores
+    (the result cache restores thousands per run)."""
+    return type(self), tuple(getattr(self, name) for name in self.__slots__)
+
+
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace bytes [start, end) of the script with `replacement`."""
+
+    __reduce__ = by_fields
 
     start: int
     end: int
@@ -45,6 +54,8 @@ class Edit:
 class Fix:
     """A fix is data: byte edits plus whether applying them without review is safe."""
 
+    __reduce__ = by_fields
+
     title: str
     edits: tuple[Edit, ...]
     applicability: Literal["safe", "unsafe"] = "safe"
@@ -53,6 +64,8 @@ class Fix:
 @dataclass(frozen=True, slots=True)
 class Label:
     """A secondary location ("first set here")."""
+
+    __reduce__ = by_fields
 
     span: "Span"
     message: str

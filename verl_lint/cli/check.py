@@ -410,8 +410,16 @@ def run_check(opts: CheckOptions) -> int:
         return 2
 
 
+class _AnyPath(click.Path):
+    """A path argument (the shell completes file names) taken as given: `click.Path` would
+    `os.stat` each of them, and discovery says what each path is anyway."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value if isinstance(value, str) else super().convert(value, param, ctx)
+
+
 @click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(readable=False))
+@click.argument("paths", nargs=-1, type=_AnyPath(readable=False))
 @click.option("--select", multiple=True, metavar="RULES",
               help="Rules to enable (code, prefix like VL2, name, or ALL); replaces the config.")
 @click.option("--extend-select", multiple=True, metavar="RULES",

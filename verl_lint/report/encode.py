@@ -83,9 +83,13 @@ _FAST: dict[type, Callable[[Any], str]] = {
 def _value(value: Any, emit: Callable[[str], object], newline: str) -> None:
     """Write `value`, whose line is indented as `newline` says (a newline and the indent)."""
     text = _scalar(value)
-    if text is not None:
+    if text is None:
+        _container(value, emit, newline)
+    else:
         emit(text)
-        return
+
+
+def _container(value: Any, emit: Callable[[str], object], newline: str) -> None:
     inner = newline + _INDENT
     fast = _FAST.get
     if isinstance(value, dict):
@@ -101,7 +105,7 @@ def _value(value: Any, emit: Callable[[str], object], newline: str) -> None:
                 emit(separator + key + text)
             else:
                 emit(separator + key)
-                _value(item, emit, inner)
+                _container(item, emit, inner)
             separator = "," + inner
         emit(newline + "}")
         return
@@ -116,6 +120,6 @@ def _value(value: Any, emit: Callable[[str], object], newline: str) -> None:
             emit(separator + text)
         else:
             emit(separator)
-            _value(item, emit, inner)
+            _container(item, emit, inner)
         separator = "," + inner
     emit(newline + "]")

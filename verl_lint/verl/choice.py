@@ -15,13 +15,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from verl_lint.diagnostics import by_fields
 from verl_lint.verl import sources
 from verl_lint.verl.versions import NEWEST, SUPPORTED_VERSIONS, parse_version
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True)
 class VersionChoice:
     """Which verl, and how it was chosen; shared (`_choice` makes one per request), so frozen."""
+
+    __reduce__ = by_fields
 
     version: str  # a bundled release, always: its curated knowledge applies
     requested: str | None = None  # what the user/script asked for, when it differs or is unknown
