@@ -126,6 +126,8 @@ def header_pin_range(script_text: str) -> tuple[int, int] | None:
         if end == -1:
             break
     head = script_text if end == -1 else script_text[:end + 1]
+    if "==" not in head:  # no pin can match (most scripts): no need to split the lines
+        return None
     pos = 0
     for line in head.splitlines(keepends=True)[:40]:
         stripped = line.strip()
