@@ -94,6 +94,22 @@ class Var:
         return parts_value(self.parts) == parts_value(other.parts)
 
 
+def _feeding(acc: list) -> tuple:
+    """The spans that fed a word, once each, from its (variable, spans) uses: most words use
+    one variable set in one place, and take its spans as they are (thousands of words a run)."""
+    if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
+        return acc[0][1]
+    return tuple(dict.fromkeys(sp for _, fed in acc for sp in fed))
+
+
+def _merges_to_itself(v: Var) -> bool:
+    """Whether `merge` of `v` with itself (every path kept the same binding) gives back its
+    values: its status, note, feeding spans and export flag as the merge would write them."""
+    return (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(v.note, str)) \
+        and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+        and type(v.exported) is bool
+
+
 _SELF = r'"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?'
 _SELF_PATH = rf'(?:{_SELF}|"?\$\((?:realpath|readlink\s+-[fe])\s+{_SELF}\)"?)'
 _DIRNAME = rf'"?\$\(\s*dirname\s+(?:--\s+)?{_SELF_PATH}\s*\)(?P<rest>/[\w./-]*)?"?'
@@ -292,6 +308,9 @@ class Interpreter:
             names.update(s.vars)
         for name in names:
             have = [(s.vars.get(name), lab) for s, lab in alive]
+            first = have[0][0]
+            if first is not None and all(v is first for v, _ in have) and _merges_to_itself(first):
+                continue  # bound before the branches and left alone by all (`base` holds it)
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
             same = all(v.same_value(first) for v, _ in present)
@@ -1166,7 +1185,7 @@ class Interpreter:
             parts.extend(val)
             blank = blank and _blank(val)
         if acc_fed:
-            return tuple(parts), tuple(dict.fromkeys(sp for _, fed in own for sp in fed))
+            return tuple(parts), _feeding(own)
         return tuple(parts)
 
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
@@ -1321,8 +1340,9 @@ class Interpreter:
                     if f.array is None:
                         f.array = array
             return out
-        fed = tuple(dict.fromkeys(sp for _, f in acc for sp in f))
-        names = tuple(dict.fromkeys(n for n, _ in acc if n))
+        fed = _feeding(acc)
+        names = (acc[0][0],) if len(acc) == 1 and acc[0][0] else \
+            tuple(dict.fromkeys(n for n, _ in acc if n))
         for f in out:
             if f.span is w.span:
                 f.fed_by = fed

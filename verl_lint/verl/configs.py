@@ -24,6 +24,15 @@ from verl_lint.verl.release import EntryPoint, VerlRelease
 
 Tree = dict[str, Any]
 _memory: dict[str, Tree | ComposeFailure] = {}
+# id(tree) → (the tree, its key in the disk cache): what data derived from a composed tree is
+# cached under (`disk_key`)
+_keys: dict[int, tuple[Tree, str]] = {}
+
+
+def disk_key(tree: Tree) -> str | None:
+    """The disk-cache key of a tree `composed` returned (None for any other tree)."""
+    hit = _keys.get(id(tree))
+    return hit[1] if hit is not None and hit[0] is tree else None
 
 
 def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] = ()) -> str:
@@ -49,6 +58,8 @@ def composed(release: VerlRelease, entry: EntryPoint, config_name: str,
             result = _compose(release, entry, config_name, group_overrides)
         cache.store("composed", full_key, result)
     _memory[full_key] = result
+    if isinstance(result, dict):
+        _keys[id(result)] = (result, full_key)
     return result
 
 

@@ -59,6 +59,13 @@ class EffectiveConfig:
     def __contains__(self, key: str) -> bool:
         return key in self._entries
 
+    def keys_ending(self, tail: str) -> list[str]:
+        """The keys ending in `tail` (".multi_turn.enable"), in the order of `keys()`."""
+        narrow = getattr(self._entries, "keys_ending", None)  # lazy entries walk less
+        if narrow is not None:
+            return narrow(tail)
+        return [k for k in self._entries if k.endswith(tail)]
+
     def keys(self, prefix: str = "") -> Iterator[str]:
         narrow = getattr(self._entries, "keys_with_prefix", None)  # lazy entries walk less
         if narrow is not None:

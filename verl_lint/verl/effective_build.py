@@ -3,7 +3,9 @@ handful of keys, so a key's value, interpolation and origin are worked out on fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Iterator
 
 from verl_lint.evaluate.model import Override, Unknown
@@ -23,8 +25,202 @@ def _origin(kind: str, span=None, from_key: str | None = None) -> Origin:
 
 
 def build_effective(version: str, config_name: str, root: dict,
-                    origins: dict[Path, tuple[int, Override]]) -> EffectiveConfig:
-    return EffectiveConfig(version, config_name, _Entries(root, origins))
+                    origins: dict[Path, tuple[int, Override]],
+                    base: dict | None = None) -> EffectiveConfig:
+    """`root` is `base` (the shared composed tree, or None) with the launch's overrides."""
+    return EffectiveConfig(version, config_name, _Entries(root, origins, base))
+
+
+class _Shared:
+    """The key listing of a shared composed tree, for every launch whose overrides keep it
+    (see `_changed_keys`): the keys, the keys ending in each tail asked, the interpolations
+    that enter a dict ((where each sits, where its dict lives): a key added in that dict is
+    listed under both), and the path words of every interpolation (one naming a key added may
+    now lead to it). Worked out once per composed tree and kept in the disk cache beside it."""
+
+    def __init__(self, base: dict) -> None:
+        from verl_lint.verl import cache, configs
+
+        self.base = base  # held: the id stays this tree's
+        self.by_tail: dict[str, list[str]] = {}
+        tree_key = configs.disk_key(base)
+        key = f"{_listing_code_id()}:{tree_key}"
+        found = cache.load("listing", key) if tree_key is not None else cache.MISS
+        if found is cache.MISS:
+            found = self._list(base)
+            if tree_key is not None:
+                cache.store("listing", key, found)
+        self.keys, self.aliases, self.words = found
+
+    @staticmethod
+    def _list(base: dict) -> tuple[tuple[str, ...], list[tuple[Path, Path]], frozenset[str]]:
+        keys = tuple(_Entries(base, {}).flat)
+        aliases: list[tuple[Path, Path]] = []
+        words: set[str] = set()
+        stack: list[tuple[Any, Path]] = [(base, ())]
+        while stack:
+            node, loc = stack.pop()
+            for k, v in (node.items() if type(node) is dict else enumerate(node)):
+                if isinstance(v, (dict, list)):
+                    stack.append((v, loc + (str(k),)))
+                elif isinstance(v, str) and "${" in v:
+                    words.update(_WORD.findall(v))
+                    if type(node) is not dict:
+                        continue  # `_walk` resolves the interpolations of dicts only
+                    try:
+                        target = hs.interpolation_target(base, loc + (k,), v)
+                    except (hs.Unresolvable, hs.HydraReject):
+                        continue
+                    if isinstance(target.value, dict) and target.path is not None:
+                        aliases.append((loc + (k,), target.path))
+        return keys, aliases, frozenset(words)
+
+    def ending(self, tail: str) -> list[str]:
+        hit = self.by_tail.get(tail)
+        if hit is None:
+            hit = self.by_tail[tail] = [k for k in self.keys if k.endswith(tail)]
+        return hit
+
+
+_SHARED: dict[int, _Shared] = {}  # id(composed tree) → its listing
+_WORD = re.compile(r"[\w\-]+")  # the parts of an interpolation's path, and other words
+
+
+@lru_cache(maxsize=1)
+def _listing_code_id() -> str:
+    """The code a listing comes from: a checkout that changes it must not reuse old listings."""
+    import hashlib
+    import os
+
+    h = hashlib.sha1()
+    for name in ("effective_build.py", "hydra_semantics.py"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:12]
+
+
+def _shared(base: dict) -> _Shared:
+    hit = _SHARED.get(id(base))
+    if hit is None or hit.base is not base:
+        if len(_SHARED) >= 64:
+            _SHARED.clear()
+        hit = _SHARED[id(base)] = _Shared(base)
+    return hit
+
+
+def _plain(v: Any) -> bool:
+    """A leaf of the listing that no interpolation enters or passes through differently: not
+    a container or interpolation, or a list of such values."""
+    if type(v) is list:
+        return all(not isinstance(x, (dict, list)) and
+                   not (isinstance(x, str) and "${" in x) for x in v)
+    return not isinstance(v, dict) and not (isinstance(v, str) and "${" in v)
+
+
+def _plain_tree(v: Any) -> bool:
+    return all(map(_plain_tree, v.values())) if type(v) is dict else _plain(v)
+
+
+def _leaves(path: Path, v: Any) -> Iterator[Path]:
+    """The listed keys of a plain tree `v` at `path`."""
+    if type(v) is dict and v:
+        for k, x in v.items():
+            yield from _leaves(path + (k,), x)
+    else:
+        yield path
+
+
+def _changed_keys(tree: Any, base: Any, root: dict, loc: Path,
+                  added: list[tuple[Path, Any]], filled: list[Path]) -> bool:
+    """Whether `tree` (`root`, the composed tree, overridden) lists the keys of `base` (the
+    node at `loc` of `root`) but for keys added to its dicts, holding plain values or trees of
+    them ((path, value) appended to `added`), and empty dicts given such keys (`filled`:
+    listed in `base`, not in `tree`).
+
+    So it does when every dict keeps its keys in order, new keys holding plain values, and a
+    value that changed is a plain value over a plain one or over an interpolation that leads
+    to no container (`${oc.select:…}` of a scalar, which most overrides replace): no dict then
+    goes, and every interpolation enters the same dicts as in `root` unless it leads to where
+    a key was added (the caller checks that). Copy-on-write trees share every untouched node,
+    so this walks only what the overrides copied."""
+    if tree is base:
+        return True
+    if type(tree) is dict and type(base) is dict:
+        if not base and tree:
+            filled.append(loc)
+        keys = list(tree)
+        if len(keys) < len(base) or keys[:len(base)] != list(base):
+            return False
+        for k in keys[len(base):]:
+            if not _plain_tree(tree[k]):
+                return False
+            added.append((loc + (k,), tree[k]))
+        for k, v in base.items():
+            t = tree[k]
+            if t is not v and not _changed_keys(t, v, root, loc + (k,), added, filled):
+                return False
+        return True
+    if type(tree) is list and type(base) is list and len(tree) == len(base) and \
+            not (_plain(tree) and _plain(base)):
+        # nothing below a list is listed: a key added there (which `filled` and `added`
+        # would take for listed) is a change only an interpolation sees, so none is allowed
+        before = len(added) + len(filled)
+        return all(_changed_keys(v, b, root, loc + (str(i),), added, filled)
+                   for i, (v, b) in enumerate(zip(tree, base))) and \
+            len(added) + len(filled) == before
+    if not _plain(tree):
+        return False
+    if _plain(base):
+        return True
+    if not isinstance(base, str):
+        return False
+    try:
+        target = hs.interpolation_target(root, loc, base)
+    except (hs.Unresolvable, hs.HydraReject):
+        return True
+    return not isinstance(target.value, (dict, list))
+
+
+def _listed_changes(shared: _Shared, added: list[tuple[Path, Any]],
+                    filled: list[Path]) -> tuple[list[str], set[str]] | None:
+    """(the keys the launch's listing adds to the composed tree's, the keys it no longer has)
+    for the changes `_changed_keys` found, or None when that takes more than this knows.
+
+    A key added in (or an empty dict filled below) a dict that an interpolation enters is
+    listed under the interpolation's path too; that is followed one interpolation deep: not
+    when the interpolation sits in an entered dict or an entering one sits in its dict. A dict
+    added where an interpolation's path names its key may now be entered: not followed."""
+    if any(type(v) is dict and path[-1] in shared.words for path, v in added):
+        return None
+    changed = [*(path for path, _ in added), *filled]
+    aliases = [(at, target) for at, target in shared.aliases
+               if any(c[:len(target)] == target for c in changed)]
+    for at, target in aliases:
+        if any(at[:len(t)] == t or a[:len(target)] == target for a, t in shared.aliases):
+            return None  # it sits in an entered dict, or one sits in its dict: a chain
+        if _lookup(shared.base, target) == {}:
+            return None  # it entered no dict: it was a key of its own
+    new: list[str] = []
+    gone: set[str] = set()
+    for path, value in added:
+        for leaf in _leaves(path, value):
+            new.append(".".join(leaf))
+            new.extend(".".join(at + leaf[len(target):]) for at, target in aliases
+                       if leaf[:len(target)] == target)
+    for path in filled:
+        gone.add(".".join(path))
+        gone.update(".".join(at + path[len(target):]) for at, target in aliases
+                    if path[:len(target)] == target)
+    return new, gone
+
+
+def _lookup(tree: dict, path: Path) -> Any:
+    node: Any = tree
+    for k in path:
+        if type(node) is not dict or k not in node:
+            return None
+        node = node[k]
+    return node
 
 
 class _Entries(Mapping):
@@ -35,8 +231,13 @@ class _Entries(Mapping):
     `_descend` follows one key without listing anything. A key below an Unknown the script set
     is not listed, but asked for, it is that Unknown (absent would be a guess)."""
 
-    def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]]) -> None:
+    def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]],
+                 base: dict | None = None) -> None:
         self.root = root
+        self._base = base
+        # (the base's listing, keys the overrides added, keys they made dicts) when that is
+        # all they changed (`keys_ending`)
+        self._changes: tuple[_Shared, list[str], set[str]] | None = None
         self._flat: dict[str, tuple[Path, Path, Any]] | None = None  # key → (path, loc, raw)
         self._done: dict[str, Resolved | None] = {}  # None: absent
         self._script_origins: dict[int, Origin] = {}  # one Origin per override
@@ -70,6 +271,27 @@ class _Entries(Mapping):
         out: dict[str, tuple[Path, Path, Any]] = {}
         self._walk(hit[0], parts, hit[1], 0, out)
         return (k for k in out if k.startswith(prefix))
+
+    def keys_ending(self, tail: str) -> list[str]:
+        """The keys ending in `tail` (".multi_turn.enable"), not in the order of a listing.
+        Most launches set values and add a few: their keys are those of the composed tree
+        (listed once for all of them) and the ones they add."""
+        if self._base is not None and self._flat is None and self._changes is None:
+            added: list[tuple[Path, Any]] = []
+            filled: list[Path] = []
+            shared = _shared(self._base)
+            changes = None
+            if _changed_keys(self.root, self._base, self._base, (), added, filled):
+                changes = _listed_changes(shared, added, filled)
+            if changes is None:
+                self._base = None  # listed itself from now on
+            else:
+                self._changes = (shared, *changes)
+        if self._changes is not None:
+            shared, added_keys, gone = self._changes
+            found = [k for k in shared.ending(tail) if k not in gone]
+            return [*found, *(k for k in added_keys if k.endswith(tail) and k not in found)]
+        return [k for k in self.flat if k.endswith(tail)]
 
     def _opens(self, node: Any, loc: Path) -> tuple[dict, Path] | None:
         """(the dict `node` at `loc` is entered as, where that dict lives), or None for a leaf."""

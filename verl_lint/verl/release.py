@@ -167,14 +167,18 @@ class VerlRelease:
                 return entry.get("separator")
         return None
 
-    @lru_cache(maxsize=None)
     def renames_of(self, key: str) -> tuple[dict[str, Any], ...]:
         """renames.json entries whose old key is `key` and which happened by this release."""
-        out = []
+        return self._renames_by_old().get(key, ())
+
+    @lru_cache(maxsize=None)
+    def _renames_by_old(self) -> dict[str, tuple[dict[str, Any], ...]]:
+        # one pass over the ~200 entries per release, not one per override key asked
+        index: dict[str, list[dict[str, Any]]] = {}
         for entry in data.renames():
-            if entry["old"] == key and (entry.get("since") is None or self.at_least(entry["since"])):
-                out.append(entry)
-        return tuple(out)
+            if entry.get("since") is None or self.at_least(entry["since"]):
+                index.setdefault(entry["old"], []).append(entry)
+        return {old: tuple(entries) for old, entries in index.items()}
 
     @lru_cache(maxsize=None)
     def value_renames(self, key: str) -> dict[str, dict[str, Any]]:

@@ -46,12 +46,12 @@ class Workspace:
 
     @classmethod
     def for_script(cls, path: str | None, config_file: str | None = None) -> "Workspace":
-        cwd = Path.cwd()
         if not path or path == "-":
-            return cls(script_dir=None, project_root=None, cwd=cwd)
-        script_dir = (cwd / path).parent
-        root = Path(config_file).resolve().parent if config_file else git_root(script_dir)
-        return cls(script_dir=script_dir, project_root=root, cwd=cwd)
+            return cls(script_dir=None, project_root=None, cwd=Path.cwd())
+        if path.endswith("/"):  # not a file's name: `dirname` would not be its parent
+            return _for_folder(os.getcwd(), str(Path(path).parent), config_file)
+        # one per folder: the scripts of a folder share it (≈ 1% of linting verl's scripts)
+        return _for_folder(os.getcwd(), os.path.dirname(path), config_file)
 
     def folders_up(self) -> Iterator[Path]:
         """The script's folder and its parents up to the project root (only the script's
@@ -68,6 +68,14 @@ class Workspace:
             if here == root or here.parent == here:
                 return
             here = here.parent
+
+
+@lru_cache(maxsize=256)
+def _for_folder(cwd: str, folder: str, config_file: str | None) -> Workspace:
+    here = Path(cwd)
+    script_dir = here / folder
+    root = Path(config_file).resolve().parent if config_file else git_root(script_dir)
+    return Workspace(script_dir=script_dir, project_root=root, cwd=here)
 
 
 @lru_cache(maxsize=256)

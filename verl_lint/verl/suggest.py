@@ -6,29 +6,36 @@ from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
 NO_VALUE: Any = object()
-_paths_cache: dict[int, tuple[Any, list[str]]] = {}
+# id(tree) -> (tree, its paths, {leaf name: the paths ending in it}) of a shared tree
+_paths_cache: dict[int, tuple[Any, list[str], dict[str, list[str]]]] = {}
 # (id(tree), key, limit) -> (tree, suggestions): a typo copied into many scripts of a repository
 # is ranked once per release
 _closest_cache: dict[tuple[int, str, int], tuple[Any, list[str]]] = {}
 
 
-def all_paths(tree: dict) -> list[str]:
-    """Every dotted path (containers and leaves) of a shared, never-mutated tree."""
+def _indexed(tree: dict) -> tuple[Any, list[str], dict[str, list[str]]]:
     hit = _paths_cache.get(id(tree))
     if hit is not None and hit[0] is tree:
-        return hit[1]
+        return hit
     out: list[str] = []
+    by_leaf: dict[str, list[str]] = {}
 
     def walk(node: Any, prefix: str) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 path = f"{prefix}.{k}" if prefix else str(k)
                 out.append(path)
+                by_leaf.setdefault(path.rsplit(".", 1)[-1], []).append(path)
                 walk(v, path)
 
     walk(tree, "")
-    _paths_cache[id(tree)] = (tree, out)
-    return out
+    hit = _paths_cache[id(tree)] = (tree, out, by_leaf)
+    return hit
+
+
+def all_paths(tree: dict) -> list[str]:
+    """Every dotted path (containers and leaves) of a shared, never-mutated tree."""
+    return _indexed(tree)[1]
 
 
 def _acronym(name: str) -> str:
@@ -46,17 +53,33 @@ def leaf_similarity(a: str, b: str) -> float:
     words (`tensor_parallel_size` ~ `tensor_model_parallel_size`)."""
     if a == b:
         return 1.0
-    import difflib  # only for an unknown key: keeps it off the start-up path
+    score = 0.0
+    # SequenceMatcher's real_quick_ratio and quick_ratio first, without building one (most
+    # names are far apart in length or letters): the same bounds, a fraction of the cost
+    if 2.0 * min(len(a), len(b)) / (len(a) + len(b)) >= 0.75 and _quick_ratio(a, b) >= 0.75:
+        import difflib  # only for an unknown key: keeps it off the start-up path
 
-    matcher = difflib.SequenceMatcher(None, a, b)
-    score = matcher.ratio() if matcher.real_quick_ratio() >= 0.75 and \
-        matcher.quick_ratio() >= 0.75 else 0.0
+        score = difflib.SequenceMatcher(None, a, b).ratio()
     if (len(a) >= 2 and _acronym(b) == a) or (len(b) >= 2 and _acronym(a) == b):
         score = max(score, 0.95)
     pa, pb = a.split("_"), b.split("_")
     if _subsequence(pa, pb) or _subsequence(pb, pa):
         score = max(score, 0.9)
     return score
+
+
+def _quick_ratio(a: str, b: str) -> float:
+    """`difflib.SequenceMatcher(None, a, b).quick_ratio()`: the letters the two share."""
+    left: dict[str, int] = {}
+    for ch in b:
+        left[ch] = left.get(ch, 0) + 1
+    matches = 0
+    for ch in a:
+        n = left.get(ch, 0)
+        if n > 0:
+            left[ch] = n - 1
+            matches += 1
+    return 2.0 * matches / (len(a) + len(b))
 
 
 def _path_ratio(a: str, b: str) -> float:
@@ -106,7 +129,7 @@ def _regrouped(key: str) -> Iterator[str]:
 
 
 def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
-    paths = all_paths(tree)
+    _, paths, by_leaf = _indexed(tree)
     known = set(paths)
     parts = key.split(".")
     leaf = parts[-1]
@@ -127,15 +150,16 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
             ancestor = ".".join(parts[:i])
             break
     scored = []
-    for p in paths:
-        s = leaf_similarity(leaf, p.rsplit(".", 1)[-1])
+    for name, named in by_leaf.items():  # each name compared once, not once per path
+        s = leaf_similarity(leaf, name)
         if s < 0.8:
             continue
-        inside = (not ancestor and len(parts) > 1 and
-                  p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
-            (ancestor and p.startswith(ancestor + "."))
-        score = 2 * s + _path_ratio(key, p) + (1 if inside else 0)
-        scored.append((score, p))
+        for p in named:
+            inside = (not ancestor and len(parts) > 1 and
+                      p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
+                (ancestor and p.startswith(ancestor + "."))
+            score = 2 * s + _path_ratio(key, p) + (1 if inside else 0)
+            scored.append((score, p))
     if scored:
         best = max(score for score, _ in scored)
         add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)

@@ -34,8 +34,7 @@ def resolve(config: EffectiveConfig, key: str, near: str | None = None) -> str |
     `actor_rollout_ref.rollout.multi_turn.enable`); with several, the one under `near`."""
     if key in config:
         return key
-    tail = "." + key
-    found = [k for k in config.keys() if k.endswith(tail)]
+    found = config.keys_ending("." + key)
     if len(found) > 1 and near is not None:
         found = [k for k in found if k.startswith(near + ".")]
     return found[0] if len(found) == 1 else None
