@@ -313,7 +313,7 @@ def report(n, series, serial, ones, stages, same, sc_exe, cached) -> list[str]:
              f"{len(series['verl-lint cold'])} alternating runs; wall s, CPU s, max RSS MB "
              f"(warm: {warm_what(n, cached)}):"]
     for k, s in series.items():
-        lines.append(f"  {k:<16} wall {s.span('wall')}  CPU {s.span('cpu')}  "
+        lines.append(f"  {k:<16} wall {s.span('wall', fmt='.3f')}  CPU {s.span('cpu', fmt='.3f')}  "
                      f"RSS {s.span('rss_mb', fmt='.0f')}")
     lines.append(f"  verl-lint cold -j 1   wall {serial.span('wall')}  CPU {serial.span('cpu')}")
     lines.append(f"  identical output cold, warm and first run: {'yes' if same else 'NO'}")
@@ -349,8 +349,10 @@ def table(n, origin, series, ones, stages, load, cached) -> str:
         what = ("no result cache (verl config cache warm)" if k.endswith("cold")
                 else warm_what(n, cached))
         vs = (f"{ratio(series, k, 'wall'):.1f}× / {ratio(series, k, 'cpu'):.1f}×" if sc else "—")
-        rows.append(f"| {k}, {what} | {series[k].span('wall')} s | {series[k].span('cpu')} s "
-                    f"| {vs} | {goal} |")
+        # a warm run takes tens of milliseconds: in ms, or two decimals of seconds hide a third
+        scale, fmt, unit = (1.0, ".2f", "s") if k.endswith("cold") else (1e3, ".0f", "ms")
+        rows.append(f"| {k}, {what} | {series[k].span('wall', scale, fmt)} {unit} | "
+                    f"{series[k].span('cpu', scale, fmt)} {unit} | {vs} | {goal} |")
     rows.append(f"| one file through the CLI | {ones.span('wall', 1e3, '.0f')} ms | "
                 f"{ones.span('cpu', 1e3, '.0f')} ms | — | ≤ 250 ms |")
     peak = max(series["verl-lint cold"].med("rss_mb"), stages["peak_mb"])

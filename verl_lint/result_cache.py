@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from verl_lint.diagnostics import FileReport
     from verl_lint.evaluate.model import Launch
     from verl_lint.settings import Settings
+    from verl_lint.source import SourceText
     from verl_lint.verl.analysis import LaunchAnalysis
     from verl_lint.verl.choice import VersionChoice
 
@@ -172,22 +173,25 @@ class ResultCache:
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
         self._verl_keys: dict["VersionChoice", str] = {}
         self._missed: set[Path] = set()  # looked up in this run and not found: not read again
+        self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
         self.hits = 0
         self.stored = 0
 
-    def _choice(self, settings: "Settings", text: str, display: str) -> "VersionChoice":
-        """`settings.choose_verl_version(text, display)`, once per folder: the choice reads
-        the script only for its header pin (`verl==X`), and the rest depends on where the
-        script sits (the folder's workspace)."""
+    def _choice(self, settings: "Settings", source: "SourceText",
+                display: str) -> "VersionChoice":
+        """`settings.choose_verl_version(source.text, display)`, once per folder: the choice
+        reads the script only for its header pin (`verl==X`), and the rest depends on where
+        the script sits (the folder's workspace)."""
         from verl_lint.verl.choice import header_pin
 
         # a configured or given verl version decides alone (DESIGN.md's order)
         key = (id(settings), None, None) if settings.verl_version else \
-            (id(settings), os.path.dirname(display), header_pin(text))
+            (id(settings), os.path.dirname(display), header_pin(source.text))
         entry = self._choices.get(key)
         if entry is None or entry[0] is not settings:
-            entry = self._choices[key] = (settings, settings.choose_verl_version(text, display))
+            choice = settings.choose_verl_version(source.text, display)
+            entry = self._choices[key] = (settings, choice)
         return entry[1]
 
     def _slot(self, path: Path, display: str, settings: "Settings",
@@ -197,7 +201,8 @@ class ResultCache:
             entry = self._prints[id(settings)] = (settings, _settings_print(settings))
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
-        where = f"{display}\0{os.path.abspath(path)}\0{os.getcwd()}"
+        cwd = self._cwd
+        where = f"{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
         if self._rules is None:
             self._rules = _runtime_rules()
         verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
@@ -217,7 +222,7 @@ class ResultCache:
         if source is None:
             return None
         try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
-            choice = self._choice(settings, source.text, display)
+            choice = self._choice(settings, source, display)
         except Exception:  # noqa: BLE001
             return None
         found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
