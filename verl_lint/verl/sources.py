@@ -80,11 +80,17 @@ def _for_folder(cwd: str, folder: str, config_file: str | None) -> Workspace:
 
 @lru_cache(maxsize=256)
 def git_root(folder: Path) -> Path | None:
-    here = _resolve(folder)
-    for d in (here, *here.parents):
-        if (d / ".git").exists():
-            return d
-    return None
+    found = _git_root_above(str(_resolve(folder)))
+    return None if found is None else Path(found)
+
+
+@lru_cache(maxsize=1024)
+def _git_root_above(directory: str) -> str | None:
+    # folders share their parents' answer: one look for `.git` per folder of the run
+    if os.path.exists(os.path.join(directory, ".git")):
+        return directory
+    parent = os.path.dirname(directory)
+    return None if parent == directory else _git_root_above(parent)
 
 
 def _resolve(p: Path) -> Path:
@@ -98,10 +104,7 @@ def _resolve(p: Path) -> Path:
 
 def is_verl_tree(root: Path) -> bool:
     """`root/verl/trainer/config/` exists (root is the folder that holds the `verl` package)."""
-    try:
-        return (root / CONFIG_MARKER).is_dir()
-    except OSError:
-        return False
+    return os.path.isdir(os.path.join(root, CONFIG_MARKER))  # False for what cannot be read
 
 
 def tree_root(path: Path) -> Path | None:
