@@ -132,7 +132,7 @@ def test_pinned_device_is_the_only_scenario(fakes):
 def test_selection_and_severity_override(fakes):
     report = lint("bad\neverywhere\n", select=("fake-bad-command",))
     assert [d.code for d in report.diagnostics] == ["VL901"]
-    report = lint("bad\neverywhere\n", ignore=("VL901",), severity={"VL90": "info"})
+    report = lint("bad\neverywhere\n", ignore=("VL901",), severity={"VL90": Severity.INFO})
     assert [(d.code, d.severity) for d in report.diagnostics] == [("VL902", Severity.INFO)]
 
 

@@ -251,11 +251,11 @@ def test_output_report_replaced_only_when_complete(tmp_path, monkeypatch):
     report.write_text('{"previous": true}\n')
     os.link(report, tmp_path / "linked.json")
 
-    def broken(reports, out, options):
-        out.write('{"path": ')
+    def broken(self):
+        self.out.write('{"path": ')
         raise ValueError("render failed")
 
-    monkeypatch.setattr(json_format, "render", broken)
+    monkeypatch.setattr(json_format.Renderer, "finish", broken)
     result = CliRunner().invoke(main, ["--format", "json", "-o", "report.json", "run.sh"])
     assert result.exit_code == 2
     assert report.read_text() == '{"previous": true}\n'

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import asdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def test_cached_reports_equal_fresh_ones_fixes_included(cache_dir, scripts):
     for a, b in zip(fresh, cached):
         assert (a.path, a.version, a.error, a.source.data) == (b.path, b.version, b.error,
                                                                  b.source.data)
-        assert [d.model_dump() for d in a.diagnostics] == [d.model_dump() for d in b.diagnostics]
+        assert [asdict(d) for d in a.diagnostics] == [asdict(d) for d in b.diagnostics]
         assert [d.span.positions for d in a.diagnostics] == \
             [d.span.positions for d in b.diagnostics]
 
@@ -232,7 +233,7 @@ def test_size_is_bounded(cache_dir, scripts, monkeypatch):
 def _lint(paths: list[str], cached: bool = True) -> list[str]:
     reports = lint_paths([Path(p) for p in paths], SettingsResolver(),
                          cache=result_cache.ResultCache() if cached else None)
-    return [repr([d.model_dump() for d in r.diagnostics]) for r in reports]
+    return [repr([asdict(d) for d in r.diagnostics]) for r in reports]
 
 
 def test_concurrent_runs_share_the_cache_safely(cache_dir, scripts):

@@ -7,7 +7,7 @@ The number of examples comes from the hypothesis profile (tests/conftest.py): `c
 from __future__ import annotations
 
 import time
-from dataclasses import fields, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from collections.abc import Iterator
 
 import pytest
@@ -168,8 +168,8 @@ def test_lint_under_every_device_and_version_never_crashes(data: bytes) -> None:
 
 @given(verl_scripts())
 def test_lint_is_deterministic(data: bytes) -> None:
-    a = [d.model_dump() for d in _lint(data).diagnostics]
-    b = [d.model_dump() for d in _lint(data).diagnostics]
+    a = [asdict(d) for d in _lint(data).diagnostics]
+    b = [asdict(d) for d in _lint(data).diagnostics]
     assert a == b
 
 
@@ -228,5 +228,5 @@ def test_parallel_jobs_give_the_same_reports_in_the_same_order() -> None:
     serial = lint_paths(paths, lambda _: settings, jobs=1)
     parallel = lint_paths(paths, lambda _: settings, jobs=2)
     assert [r.path for r in serial] == [r.path for r in parallel]
-    assert [[d.model_dump() for d in r.diagnostics] for r in serial] == \
-        [[d.model_dump() for d in r.diagnostics] for r in parallel]
+    assert [[asdict(d) for d in r.diagnostics] for r in serial] == \
+        [[asdict(d) for d in r.diagnostics] for r in parallel]

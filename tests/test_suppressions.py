@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from test_engine import brief, fakes, lint  # noqa: F401 - `fakes` is a fixture
 
+from verl_lint.diagnostics import Severity
 from verl_lint.fixes import apply_edits
 
 
@@ -99,7 +100,7 @@ def test_unused_has_the_rule_metadata(fakes):
     assert (d.severity.value, d.name) == ("warning", "unused-suppression")
     assert d.url.endswith("#vl002-unused-suppression")
     assert lint("echo\n# verl-lint: disable=VL901\necho\n",
-                severity={"VL002": "info"}).diagnostics[0].severity.value == "info"
+                severity={"VL002": Severity.INFO}).diagnostics[0].severity.value == "info"
 
 
 def test_file_wide_all_also_silences_vl002(fakes):
@@ -126,3 +127,21 @@ def test_directive_above_case_suppresses_a_finding_on_the_case_itself():
     assert [d.code for d in lint_text(text, path).diagnostics if d.code == "VL108"] == ["VL108"]
     text = text.replace('case "${DEVICE}" in', '# verl-lint: disable=VL108\ncase "${DEVICE}" in', 1)
     assert [d.code for d in lint_text(text, path).diagnostics if d.code in ("VL108", "VL002")] == []
+
+
+def test_a_long_header_of_directives_is_linear():
+    # 30,000 file-wide directives: each asked whether only comments precede it, line by line
+    # (quadratic: the file ran out of its 20 s budget); the header is measured once now
+    import time
+
+    from verl_lint.engine import lint_source
+    from verl_lint.settings import Settings
+    from verl_lint.source import SourceText
+
+    data = b"#!/bin/bash\n" + b"# verl-lint: disable=VL201,VL101\n" * 30_000 + b"echo $Q\n"
+    started = time.monotonic()
+    report = lint_source(SourceText(data), Settings(), path="h.sh")
+    assert report.error is None
+    # one VL002 a directive: VL201 nowhere, VL101 only on `$Q` (for the first directive)
+    assert [d.code for d in report.diagnostics] == ["VL002"] * 30_000
+    assert time.monotonic() - started < 10

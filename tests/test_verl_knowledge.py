@@ -68,6 +68,7 @@ def test_installed_verl_version_uses_distribution_metadata(monkeypatch):
     from verl_lint.verl import sources
 
     sources.installed_verl_version.cache_clear()
+    monkeypatch.setattr(sources, "may_be_installed", lambda: True)  # no verl on this sys.path
     monkeypatch.setattr(metadata, "version", lambda name: "0.9.0" if name == "verl" else "")
     try:
         assert sources.installed_verl_version() == "0.9.0"

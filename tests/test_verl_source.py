@@ -356,6 +356,7 @@ def test_the_installed_verl_is_found_through_its_metadata(fork, monkeypatch):
             return fork / rel
 
     monkeypatch.setattr(metadata, "distribution", lambda name: Dist() if name == "verl" else None)
+    monkeypatch.setattr(sources, "may_be_installed", lambda: True)  # no verl on this sys.path
     sources.installed_tree.cache_clear()
     try:
         c = choose_version(workspace=Workspace(script_dir=None, project_root=None, cwd=fork))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from verl_lint.fileio import is_temp_name, read_bounded
-from verl_lint.settings import Settings
+from verl_lint.settings import Settings, real_path
 
 _SHEBANG = re.compile(rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b")
 
@@ -53,13 +53,14 @@ def is_script(path: Path) -> bool:
 
 
 def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
-             force_exclude: bool = False) -> list[Path]:
-    """The files to lint, in command-line order then sorted within each directory, no repeats.
+             force_exclude: bool = False, seen: set[str] | None = None) -> list[Path]:
+    """The files to lint, in command-line order then sorted within each directory, no repeats
+    (none of the resolved paths in `seen` either: it is updated, so calls can share it).
 
     Paths that cannot be linted are listed too, so that the engine reports why (exit 2) and the
     run goes on: a `*.sh` that is a FIFO, a device, a dangling link or a link loop, a folder
     that cannot be listed."""
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     out: list[Path] = []
     for given in paths:
         if not os.path.lexists(given):
@@ -68,7 +69,7 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
             continue
         found = _walk(given, settings_for) if given.is_dir() else iter([given])
         for path in found:
-            key = os.path.realpath(path)  # never raises, even on a link loop
+            key = real_path(path)  # never raises, even on a link loop
             if key not in seen:
                 seen.add(key)
                 out.append(path)

@@ -19,13 +19,13 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
-from verl_lint.diagnostics import Diagnostic
-from verl_lint.fileio import MAX_BYTES, read_bounded
+from verl_lint.diagnostics import Diagnostic, FileReport
+from verl_lint.fileio import read_script, script_problem  # noqa: F401 - imported from here too
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -33,21 +33,8 @@ from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
 
 if TYPE_CHECKING:
     from verl_lint.result_cache import ResultCache
-    from verl_lint.verl.release import VersionChoice
 
 DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
-
-
-@dataclass
-class FileReport:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    version: "VersionChoice | None" = None
-    error: str | None = None
-    source: SourceText | None = None  # for code frames and fixes
-    # files of the workspace the findings also depend on (entry modules looked for), for the
-    # result cache; None when they cannot be listed (a config folder read from disk)
-    depends_on: "tuple[str, ...] | None" = ()
 
 
 class LintTimeout(BaseException):
@@ -206,7 +193,7 @@ def _drop_fixes_other_launches_refute(found: list, per_launch: list[tuple]) -> N
                 if other != index and key not in reported[other] and any(
                         o.span.start <= e.start and e.end <= o.span.end
                         for e in diag.fix.edits for o in launch.overrides):
-                    found[i] = (diag.model_copy(update={"fix": None}), label)
+                    found[i] = (replace(diag, fix=None), label)
                     break
 
 
@@ -243,7 +230,7 @@ def _merge(found: list[tuple[Diagnostic, str | None]], labels: list[str]) -> lis
         else:
             order = {lab: i for i, lab in enumerate(labels)}
             scenarios = tuple(sorted((w for w in where if w), key=order.__getitem__))
-        out.append(diag.model_copy(update={"scenarios": scenarios}) if scenarios != diag.scenarios
+        out.append(replace(diag, scenarios=scenarios) if scenarios != diag.scenarios
                    else diag)
     return out
 
@@ -255,35 +242,10 @@ def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
     severity = settings.severity_for(diag.code, diag.severity)
     if severity != diag.severity:
         update["severity"] = severity
-    return diag.model_copy(update=update)
+    return replace(diag, **update)
 
 
 # ---- files ---------------------------------------------------------------------------------
-
-def script_problem(data: bytes) -> str | None:
-    """Why these bytes cannot be linted as a script (too large, binary, not UTF-8), or None."""
-    if len(data) > MAX_BYTES:
-        return f"larger than {MAX_BYTES >> 20} MiB; not linted"
-    if b"\0" in data:
-        return "binary file (contains NUL bytes); not linted"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, col = SourceText(data).position(exc.start)
-        return (f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
-                "verl-lint reads scripts as UTF-8")
-    return None
-
-
-def read_script(path: Path) -> tuple[SourceText | None, str | None]:
-    """(source, None) or (None, why it cannot be linted)."""
-    data, problem = read_bounded(path)
-    if data is not None:
-        problem = script_problem(data)
-    if problem is not None:
-        return None, problem
-    return SourceText(data, str(path)), None
-
 
 def lint_file(path: Path, settings: Settings, *, display: str | None = None,
               timeout: float | None = None) -> FileReport:

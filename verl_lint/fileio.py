@@ -1,7 +1,8 @@
 """Reading and writing files safely: scripts and configuration files are read bounded, `--fix`
 rewrites scripts, `--output` writes reports.
 
-`read_bounded` opens nothing but a regular file and reads at most a size limit.
+`read_bounded` opens nothing but a regular file and reads at most a size limit; `read_script`
+reads a script (and `script_problem` says why some bytes cannot be linted as one).
 
 `write_bytes` / `open_for_replace` build the new text in a temporary file next to the target and
 move it into place with `os.replace`, so a reader (or a crash, or SIGKILL) sees the old file or the
@@ -24,11 +25,11 @@ import contextlib
 import io
 import os
 import re
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+from verl_lint.source import SourceText
 
 TEMP_SUFFIX = ".verl-lint"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX)
@@ -84,6 +85,8 @@ def _copy_into(tmp: str, target: Path) -> None:
         regular = stat.S_ISREG(os.stat(target).st_mode)
     except FileNotFoundError:
         regular = False
+    import shutil
+
     # "r+b" then truncate: the inode is never empty while the copy has not started
     with open(tmp, "rb") as src, open(target, "r+b" if regular else "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -109,6 +112,8 @@ def open_for_replace(path: str | os.PathLike, *, binary: bool = False,
         # `-o /dev/stdout`, a FIFO: nothing to replace; still written only once complete
         yield from _to_stream(path, binary, encoding)
         return
+    import tempfile  # writing only: a run answered from the result cache writes nothing
+
     target = Path(os.path.realpath(path))
     clean_leftovers(target.parent, target.name)
     in_place = _needs_in_place(target, st)
@@ -223,3 +228,26 @@ def _folder_problem(path: Path) -> str:
         return f"cannot read folder: {exc.strerror or exc}; scripts in it were not linted"
 
 
+def script_problem(data: bytes) -> str | None:
+    """Why these bytes cannot be linted as a script (too large, binary, not UTF-8), or None."""
+    if len(data) > MAX_BYTES:
+        return f"larger than {MAX_BYTES >> 20} MiB; not linted"
+    if b"\0" in data:
+        return "binary file (contains NUL bytes); not linted"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = SourceText(data).position(exc.start)
+        return (f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, column {col}); "
+                "verl-lint reads scripts as UTF-8")
+    return None
+
+
+def read_script(path: Path) -> tuple[SourceText | None, str | None]:
+    """(source, None) or (None, why it cannot be linted)."""
+    data, problem = read_bounded(path)
+    if data is not None:
+        problem = script_problem(data)
+    if problem is not None:
+        return None, problem
+    return SourceText(data, str(path)), None

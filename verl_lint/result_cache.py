@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING
 from verl_lint.verl import cache as disk
 
 if TYPE_CHECKING:
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import FileReport
     from verl_lint.evaluate.model import Launch
     from verl_lint.settings import Settings
+    from verl_lint.source import SourceText
     from verl_lint.verl.analysis import LaunchAnalysis
-    from verl_lint.verl.release import VersionChoice
+    from verl_lint.verl.choice import VersionChoice
 
 import contextvars
 
@@ -81,7 +82,7 @@ def verl_key(choice: "VersionChoice | None") -> str:
     vendored workspace copy, `verl-source` — by the names, sizes and times of its files."""
     if choice is None:
         return "none"
-    key = choice.model_dump_json()
+    key = repr(choice)
     if choice.path:
         stamp = _TREE_STAMPS.get(choice.path)
         if stamp is None:
@@ -160,8 +161,7 @@ def _runtime_rules() -> str:
 def _settings_print(settings: "Settings") -> str:
     extend = ";".join(f"{p}:{_tree_stamp(Path(p), suffixes=('.yaml', '.yml'))}"
                       for p in settings.extend_rules)
-    return (f"{settings.model_dump_json()}|config={settings.config_file}"
-            f"|cli-version={settings.verl_version_from_cli}|extend={extend}")
+    return f"{settings!r}|extend={extend}"  # every field, where they came from included
 
 
 class ResultCache:
@@ -170,9 +170,29 @@ class ResultCache:
     def __init__(self) -> None:
         _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
         self._prints: dict[int, tuple["Settings", str]] = {}
+        self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
+        self._verl_keys: dict["VersionChoice", str] = {}
+        self._missed: set[Path] = set()  # looked up in this run and not found: not read again
+        self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
         self.hits = 0
         self.stored = 0
+
+    def _choice(self, settings: "Settings", source: "SourceText",
+                display: str) -> "VersionChoice":
+        """`settings.choose_verl_version(source.text, display)`, once per folder: the choice
+        reads the script only for its header pin (`verl==X`), and the rest depends on where
+        the script sits (the folder's workspace)."""
+        from verl_lint.verl.choice import header_pin
+
+        # a configured or given verl version decides alone (DESIGN.md's order)
+        key = (id(settings), None, None) if settings.verl_version else \
+            (id(settings), os.path.dirname(display), header_pin(source.text))
+        entry = self._choices.get(key)
+        if entry is None or entry[0] is not settings:
+            choice = settings.choose_verl_version(source.text, display)
+            entry = self._choices[key] = (settings, choice)
+        return entry[1]
 
     def _slot(self, path: Path, display: str, settings: "Settings",
               choice: "VersionChoice | None") -> str:
@@ -181,26 +201,35 @@ class ResultCache:
             entry = self._prints[id(settings)] = (settings, _settings_print(settings))
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
-        where = f"{display}\0{os.path.abspath(path)}\0{os.getcwd()}"
+        cwd = self._cwd
+        where = f"{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
         if self._rules is None:
             self._rules = _runtime_rules()
-        return f"{code_stamp()}\0{verl_key(choice)}\0{self._rules}\0{entry[1]}\0{where}"
+        verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
+        if verl is None:
+            verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
+        return f"{code_stamp()}\0{verl}\0{self._rules}\0{entry[1]}\0{where}"
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
         """The stored report for this file as it is now, or None (read it and lint it)."""
-        from verl_lint.engine import FileReport, read_script
+        from verl_lint.diagnostics import FileReport
+        from verl_lint.fileio import read_script
 
+        if path in self._missed:
+            return None
+        self._missed.add(path)
         source, problem = read_script(path)
         if source is None:
             return None
         try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
-            choice = settings.choose_verl_version(source.text, display)
+            choice = self._choice(settings, source, display)
         except Exception:  # noqa: BLE001
             return None
         found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
         if found is disk.MISS or found[0] != _digest(source.data) or \
                 _probe(found[4]) != found[5]:
             return None
+        self._missed.discard(path)
         _, diagnostics, version, error, _, _ = found
         self.hits += 1
         return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,

@@ -13,24 +13,19 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Iterable
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from verl_lint.diagnostics import Severity
 from verl_lint.fileio import read_bounded
 
 if TYPE_CHECKING:
-    from verl_lint.verl.release import VersionChoice
+    from verl_lint.verl.choice import VersionChoice
     from verl_lint.verl.sources import Workspace
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CONFIG_FILES = (".verl-lint.toml", "pyproject.toml")  # same directory: the first one wins
 DEFAULT_EXCLUDE = (
@@ -53,47 +48,28 @@ def _kebab(name: str) -> str:
     return "set" if name == "pins" else name.replace("_", "-")
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
-                              frozen=True)
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings. A plain dataclass: a configuration table or command-line values are
+    validated by `_schema()` (pydantic, imported only then), so a run without a configuration
+    file — or one answered from the result cache — never imports pydantic."""
 
     select: tuple[str, ...] = ("ALL",)
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
-    per_file_ignores: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    severity: dict[str, Severity] = Field(default_factory=dict)
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
     fail_on: Severity = Severity.WARNING
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     verl_version: str | None = None
     verl_source: str | None = None  # a verl tree on disk to judge scripts against
     device: str | None = None
-    pins: dict[str, str] = Field(default_factory=dict)
+    pins: dict[str, str] = field(default_factory=dict)
     known_env: tuple[str, ...] = ()
     extend_rules: tuple[str, ...] = ()
-    # where the values came from; not a TOML key (load_settings fills it)
-    config_file: str | None = Field(default=None, exclude=True)
-    verl_version_from_cli: bool = Field(default=False, exclude=True)
-
-    @field_validator("select", "extend_select", "ignore", "known_env", "extend_rules", "exclude",
-                     mode="before")
-    @classmethod
-    def _one_or_many(cls, v: Any) -> Any:
-        return (v,) if isinstance(v, str) else v
-
-    @field_validator("per_file_ignores", mode="before")
-    @classmethod
-    def _per_file_one_or_many(cls, v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: (c,) if isinstance(c, str) else c for k, c in v.items()}
-        return v
-
-    @field_validator("pins", mode="before")
-    @classmethod
-    def _pins_are_strings(cls, v: Any) -> Any:
-        # TOML `set = {TP = 4}` means the shell string "4"
-        if isinstance(v, dict):
-            return {k: str(x).lower() if isinstance(x, bool) else str(x) for k, x in v.items()}
-        return v
+    # where the values came from; not TOML keys (load_settings fills them)
+    config_file: str | None = None
+    verl_version_from_cli: bool = False
 
     @property
     def base_dir(self) -> Path:
@@ -103,15 +79,16 @@ class Settings(BaseModel):
     def choose_verl_version(self, script_text: str, path: str | None = None) -> "VersionChoice":
         """The verl a script at `path` is judged against under these settings, with where the
         choice came from: check, show and the server all choose through here."""
-        from verl_lint.verl.release import choose_version
+        from verl_lint.verl.choice import choose_version
 
         source = self.verl_source
         if source and self.config_file and not os.path.isabs(os.path.expanduser(source)):
             source = str(Path(self.config_file).parent / source)  # relative to its config file
         versions = {"cli": self.verl_version} if self.verl_version_from_cli else \
             {"config": self.verl_version}
+        # a verl version given decides alone: no need to find the workspace
         return choose_version(**versions, script_text=script_text, verl_source=source,
-                              workspace=self.workspace(path))
+                              workspace=None if self.verl_version else self.workspace(path))
 
     def workspace(self, path: str | None) -> "Workspace":
         """Where the script sits: its folder, the project root (this configuration file's
@@ -155,35 +132,73 @@ class Settings(BaseModel):
 
     def is_excluded(self, path: Path) -> bool:
         """True when a component name or the relative path matches an `exclude` pattern."""
-        rel = _relative_posix(str(path), self.base_dir)
-        parts = PurePosixPath(rel).parts
-        for pattern in self.exclude:
-            pattern = pattern.removeprefix("./").rstrip("/")
-            if "/" in pattern:
-                if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
-                    return True
-            elif any(fnmatch.fnmatchcase(part, pattern) for part in parts):
-                return True
-        return False
+        rel = _relative_posix(path, self.base_dir)
+        by_part, by_path = _exclude_matchers(self.exclude)
+        if by_path is not None and by_path.match(rel):
+            return True
+        return by_part is not None and any(by_part.match(part)
+                                           for part in PurePosixPath(rel).parts)
 
     def toml_dict(self) -> dict[str, Any]:
         """The settings as `[tool.verl-lint]` keys (for `--show-settings`)."""
-        return self.model_dump(mode="json", by_alias=True)
+        return {_kebab(name): _plain(getattr(self, name)) for name in _TOML_FIELDS}
 
 
-def _relative_posix(path: str, base: Path) -> str:
-    p = Path(path)
-    try:  # realpath, not resolve(): a link loop must not raise
-        p = Path(os.path.realpath(p)).relative_to(_resolved(base))
-    except ValueError:
-        pass
-    return p.as_posix()
+def _plain(value: Any) -> Any:
+    # as JSON has it: tuples are lists, severities their names
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value.value if isinstance(value, Severity) else value
 
 
 @lru_cache(maxsize=64)
-def _resolved(directory: Path) -> Path:
+def _exclude_matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern | None, re.Pattern | None]:
+    """(matcher of a path component, matcher of the relative path) for `exclude` patterns: a
+    pattern without `/` matches any component, one with `/` the path or a folder above it."""
+    by_part, by_path = [], []
+    for pattern in patterns:
+        pattern = pattern.removeprefix("./").rstrip("/")
+        if "/" in pattern:
+            by_path += [fnmatch.translate(pattern), fnmatch.translate(pattern + "/*")]
+        else:
+            by_part.append(fnmatch.translate(pattern))
+    return tuple(re.compile("|".join(p)) if p else None  # type: ignore[return-value]
+                 for p in (by_part, by_path))
+
+
+def _relative_posix(path: str | os.PathLike, base: Path) -> str:
+    real = real_path(path)
+    root = _resolved(base)
+    if real == root:
+        return "."
+    inside = root if root.endswith(os.sep) else root + os.sep
+    if real.startswith(inside):
+        return real[len(inside):].replace(os.sep, "/")
+    return Path(path).as_posix()
+
+
+@lru_cache(maxsize=64)
+def _resolved(directory: Path) -> str:
     # the base directory is the same for every file under one configuration: resolve it once
-    return Path(os.path.realpath(directory))
+    return os.path.realpath(directory)
+
+
+def real_path(path: str | os.PathLike) -> str:
+    """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
+    resolved once for all its files: a name that is no symlink resolves to its resolved folder
+    plus the name — one `lstat` instead of one per path component."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(_real_folder(os.path.abspath(head or os.curdir)), name)
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 # ---- rule selectors -------------------------------------------------------------------------
@@ -251,12 +266,102 @@ def _suggest(sel: str, rules) -> str:
 
 # ---- loading --------------------------------------------------------------------------------
 
+_NOT_TOML = ("config_file", "verl_version_from_cli")
+_TOML_FIELDS = tuple(f.name for f in fields(Settings) if f.name not in _NOT_TOML)
+
+
 def _toml_keys() -> set[str]:
-    return {f.alias or _kebab(n) for n, f in Settings.model_fields.items() if not f.exclude}
+    return {_kebab(n) for n in _TOML_FIELDS}
+
+
+def _one_or_many(v: Any) -> Any:
+    return (v,) if isinstance(v, str) else v
+
+
+_STR_TUPLES = ("select", "extend_select", "ignore", "known_env", "extend_rules", "exclude")
+# what a TOML table or the command line may write more loosely than the field's type
+_LOOSE = {
+    **{name: _one_or_many for name in _STR_TUPLES},
+    "per_file_ignores": lambda v: {k: _one_or_many(c) for k, c in v.items()}
+    if isinstance(v, dict) else v,
+    # TOML `set = {TP = 4}` means the shell string "4"
+    "pins": lambda v: {k: str(x).lower() if isinstance(x, bool) else str(x)
+                       for k, x in v.items()} if isinstance(v, dict) else v,
+}
+
+
+def _field_name(key: str) -> str:
+    return "pins" if key == "set" else key.replace("-", "_")
+
+
+def _loosened(values: dict[str, Any]) -> dict[str, Any]:
+    """The values with the looser spellings made strict; keys snake_case or kebab-case."""
+    out = {}
+    for key, value in values.items():
+        loosen = _LOOSE.get(_field_name(key))
+        out[key] = loosen(value) if loosen is not None else value
+    return out
+
+
+@lru_cache(maxsize=1)
+def _schema():
+    """The pydantic model that validates settings written by a user (a configuration table),
+    made from the fields of `Settings` when first needed."""
+    import typing
+
+    from pydantic import ConfigDict, Field, create_model
+
+    hints = typing.get_type_hints(Settings)
+    spec = {f.name: (hints[f.name], Field(default_factory=f.default_factory)
+                     if callable(f.default_factory) else f.default)
+            for f in fields(Settings) if f.name in _TOML_FIELDS}
+    return create_model("Settings", __config__=ConfigDict(  # type: ignore[call-overload]
+        extra="forbid", alias_generator=_kebab, populate_by_name=True), **spec)
+
+
+def _validated(values: dict[str, Any], problem: Callable[[str, str], str]) -> dict[str, Any]:
+    """`values` (TOML keys, or snake_case) as Settings field values by field name; an invalid
+    one raises SettingsError(problem(where, what is wrong)), `where` as the input spells it."""
+    from pydantic import ValidationError
+
+    try:
+        model = _schema().model_validate(_loosened(values))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SettingsError(problem(".".join(str(p) for p in err["loc"]), err["msg"])) from None
+    return {name: getattr(model, name) for name in model.model_fields_set}
+
+
+def _is_str_tuple(v: Any) -> bool:
+    return isinstance(v, tuple) and all(isinstance(x, str) for x in v)
+
+
+# command-line values as click hands them over need no validation (`--fail-on` is a choice)
+_TYPED = {
+    **{name: _is_str_tuple for name in _STR_TUPLES},
+    **{name: lambda v: isinstance(v, str) for name in ("verl_version", "verl_source", "device")},
+    "fail_on": lambda v: isinstance(v, str) and v in {s.value for s in Severity},
+    "pins": lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                                  for k, x in v.items()),
+}
+
+
+def _cli_values(given: dict[str, Any]) -> dict[str, Any]:
+    """Command-line values (snake_case keys) as Settings field values; only what is not yet of
+    its field's type goes through the schema (which says what is wrong)."""
+    values = _loosened(given)
+    if not all(k in _TYPED and _TYPED[k](v) for k, v in values.items()):
+        return _validated(values, lambda loc, msg: f"command line option {_kebab(loc)!r}: {msg}")
+    return {k: Severity(v) if k == "fail_on" else v for k, v in values.items()}
 
 
 def read_config(path: Path) -> dict[str, Any] | None:
     """The verl-lint table of a config file (None for a pyproject.toml without one)."""
+    if sys.version_info >= (3, 11):  # imported here: most runs read no configuration file
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     raw, problem = read_bounded(path)
     if raw is None:
         raise SettingsError(f"{path}: {problem.removesuffix('; not linted')}")
@@ -292,22 +397,16 @@ def _validate(table: dict[str, Any], path: Path | None) -> Settings:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise SettingsError(f"{where}{section}unknown key {key!r}{hint}")
-    try:
-        settings = Settings.model_validate(table)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise SettingsError(f"{where}{section}key {loc!r}: {err['msg']}") from None
+    settings = Settings(**_validated(table, lambda loc, msg: f"{where}{section}key {loc!r}: {msg}"))
     if path is None:
         return settings
     base = path.parent
     # paths in a config file are relative to that file
     rules = tuple(str((base / p).resolve()) if not os.path.isabs(p) else p
                   for p in settings.extend_rules)
-    return settings.model_copy(update={"config_file": str(path), "extend_rules": rules})
+    return replace(settings, config_file=str(path), extend_rules=rules)
 
 
-@lru_cache(maxsize=None)
 def _config_in_dir(directory: str) -> Path | None:
     for name in CONFIG_FILES:
         candidate = Path(directory) / name
@@ -326,14 +425,18 @@ def _config_in_dir(directory: str) -> Path | None:
 
 def find_config(path: Path) -> Path | None:
     """The configuration file closest to `path` (a file or a directory), or None."""
-    current = Path(os.path.realpath(path))
-    if not current.is_dir():
-        current = current.parent
-    for directory in (current, *current.parents):
-        found = _config_in_dir(str(directory))
-        if found is not None:
-            return found
-    return None
+    current = real_path(path)
+    if not os.path.isdir(current):
+        current = os.path.dirname(current)
+    return _config_above(current)
+
+
+@lru_cache(maxsize=None)
+def _config_above(directory: str) -> Path | None:
+    # one search per folder, shared by its files and subfolders
+    found = _config_in_dir(directory)
+    parent = os.path.dirname(directory)
+    return found if found is not None or parent == directory else _config_above(parent)
 
 
 @lru_cache(maxsize=None)
@@ -350,17 +453,12 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
     """
     update: dict[str, Any] = {}
     given = {k: v for k, v in cli.items() if v not in (None, (), [], {})}
-    try:
-        cli_values = Settings.model_validate(given)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise SettingsError(f"command line option {_kebab(loc)!r}: {err['msg']}") from None
+    cli_values = _cli_values(given)
     for key in given:
-        value = getattr(cli_values, key)
+        value = cli_values[key]
         if key == "select":
             update.update(select=value, extend_select=(), ignore=())
-        elif key in ("extend_select", "ignore", "known_env", "extend_rules", "exclude"):
+        elif key in _STR_TUPLES:
             base = update.get(key, getattr(settings, key))
             update[key] = tuple(base) + tuple(value)
         elif key in ("pins", "severity", "per_file_ignores"):
@@ -368,16 +466,16 @@ def merge_cli(settings: Settings, cli: dict[str, Any]) -> Settings:
         else:
             update[key] = value
     if "select" in given:
-        update["extend_select"] = tuple(cli_values.extend_select)
-        update["ignore"] = tuple(cli_values.ignore)
+        update["extend_select"] = tuple(cli_values.get("extend_select", ()))
+        update["ignore"] = tuple(cli_values.get("ignore", ()))
     if "verl_version" in given:
         update["verl_version_from_cli"] = True
     elif "verl_source" in given:
         update["verl_version"] = None  # `--verl-source` beats the configured `verl-version`
     for key in ("select", "extend_select", "ignore"):
         if key in given:
-            resolve_selectors(getattr(cli_values, key), f"--{_kebab(key)}")
-    return settings.model_copy(update=update) if update else settings
+            resolve_selectors(cli_values[key], f"--{_kebab(key)}")
+    return replace(settings, **update) if update else settings
 
 
 @lru_cache(maxsize=None)
@@ -415,14 +513,26 @@ class SettingsResolver:
     def __init__(self, cli: dict[str, Any] | None = None, config_file: Path | None = None):
         self.cli = cli or {}
         self.config_file = config_file
-        self._by_config: dict[Path | None, Settings] = {}
+        self._by_path: dict[Path, Settings] = {}  # a run asks for a file's settings often
+        self._by_found: dict[Path | None, Settings] = {}  # as found
+        self._by_config: dict[str | None, Settings] = {}  # resolved: one object per file
 
     def __call__(self, path: Path) -> Settings:
-        found = self.config_file if self.config_file is not None else find_config(path)
-        key = Path(os.path.realpath(found)) if found is not None else None
-        settings = self._by_config.get(key)
+        settings = self._by_path.get(path)
         if settings is None:
-            settings = self._by_config[key] = load_settings(path, self.cli, config_file=found)
+            settings = self._by_path[path] = self._lookup(path)
+        return settings
+
+    def _lookup(self, path: Path) -> Settings:
+        found = self.config_file if self.config_file is not None else find_config(path)
+        settings = self._by_found.get(found)
+        if settings is None:
+            key = os.path.realpath(found) if found is not None else None
+            settings = self._by_config.get(key)
+            if settings is None:
+                settings = self._by_config[key] = load_settings(path, self.cli,
+                                                                config_file=found)
+            self._by_found[found] = settings
         return settings
 
     def lenient(self, path: Path) -> Settings:
@@ -437,6 +547,7 @@ class SettingsResolver:
 def clear_caches() -> None:
     """Forget discovered and parsed configuration files (a long-running server calls this
     when a configuration file changes)."""
-    _config_in_dir.cache_clear()
+    _config_above.cache_clear()
     _load_config_file.cache_clear()
     _resolved.cache_clear()
+    _real_folder.cache_clear()

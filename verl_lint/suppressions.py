@@ -144,6 +144,7 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
     from verl_lint.rules.registry import get_rule
 
     directives: list[Directive] = []
+    header = header_lines(source)
     for comment in model.comments:
         text = comment.text
         if "verl-lint" not in text:
@@ -171,7 +172,7 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
         line_span = source.span(line_start, next_line)
         if not own_line:
             directives.append(Directive(comment.span, "line", codes))
-        elif in_header(source, line0):
+        elif line0 < header:
             directives.append(Directive(comment.span, "file", codes, line_span=line_span))
         else:
             target = model.next_statement_span(comment.span.end)
@@ -180,11 +181,14 @@ def parse_suppressions(source: SourceText, model: _Model) -> Suppressions:
     return Suppressions(directives)
 
 
-def in_header(source: SourceText, line0: int) -> bool:
-    """Whether a directive on 0-based `line0` is file-wide: only comment lines (the shebang, a
-    licence…) above it. Tools inserting a next-statement directive there must add a blank line
-    before it."""
-    return all(source.line_bytes(i).lstrip().startswith(b"#") for i in range(line0))
+def header_lines(source: SourceText) -> int:
+    """How many lines open the script with only comments (the shebang, a licence…): a directive
+    on one of them is file-wide. Tools inserting a next-statement directive there must add a
+    blank line before it."""
+    for i in range(len(source.line_starts)):
+        if not source.line_bytes(i).lstrip().startswith(b"#"):
+            return i
+    return len(source.line_starts)
 
 
 def _removal_fix(source: SourceText, d: Directive, c: DirectiveCode) -> Fix:

@@ -61,7 +61,7 @@ def run_watch(opts) -> int:
     error or a folder left without scripts is reported and watched, not fatal."""
     import click
 
-    from verl_lint.cli.check import UsageError, find_targets, lint_targets, report, resolver_for
+    from verl_lint.cli.check import UsageError, find_targets, iter_reports, report, resolver_for
     from verl_lint.settings import SettingsError, clear_caches
 
     if "-" in opts.paths:
@@ -78,7 +78,7 @@ def run_watch(opts) -> int:
         try:
             settings_for = resolver_for(opts)
             targets = find_targets(opts, settings_for)
-            report(lint_targets(targets, settings_for, jobs, cache=not opts.no_cache), opts)
+            report(iter_reports(targets, settings_for, jobs, cache=not opts.no_cache), opts)
         except (UsageError, SettingsError) as exc:
             click.echo(f"error: {exc}", err=True)
             return watched

@@ -1,22 +1,22 @@
 """`verl-lint check [PATHS…]` (also `verl-lint PATHS…`).
 
 The command runs in four steps, each a function: `resolver_for` the options into settings,
-`find_targets` (files, or stdin), `lint_targets` (the engine, serially or with a process pool)
-or, with a fix option, `verl_lint.fixes.run_fix_mode`, then `report` (the chosen format or
-statistics) and `exit_status`. Exit 0 when nothing at or above
+`find_targets` (files, or stdin), `iter_reports` (the result cache, then the engine, serially or
+with a process pool, a batch of files at a time) or, with a fix option,
+`verl_lint.fixes.run_fix_mode`, then `report` (the chosen format or statistics, written as
+the reports come) and the `Outcome`. Exit 0 when nothing at or above
 `fail-on` was found, 1 when something was, 2 for a usage, configuration or internal error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import click
 
@@ -167,20 +167,17 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
         return [Target(path, name, data, _device_error(data, name, settings_for(path)))]
     targets: list[Target] = []
-    seen: set[str] = set()
+    seen: set[str] = set()  # a file named twice, or reached twice, is linted once
     for given in paths:
         try:
             files = discover([Path(given)], getattr(settings_for, "lenient", settings_for),
-                             force_exclude=opts.force_exclude)
+                             force_exclude=opts.force_exclude, seen=seen)
         except DiscoveryError:
             targets.append(Target(Path(given), display_name(given),
                                   error="no such file or directory"))
             continue
-        for f in files:
-            key = os.path.realpath(f)  # never raises, even on a link loop
-            if key not in seen:
-                seen.add(key)
-                targets.append(Target(f, display_name(f), error=_target_error(f, settings_for)))
+        targets += [Target(f, display_name(f), error=_target_error(f, settings_for))
+                    for f in files]
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
                          f"{', '.join(paths)}")
@@ -193,7 +190,7 @@ def _pins_device(settings) -> bool:
 
 
 def _device_error(data: bytes, name: str, settings) -> str | None:
-    from verl_lint.engine import script_problem
+    from verl_lint.fileio import script_problem
     from verl_lint.source import SourceText
 
     if not _pins_device(settings) or script_problem(data) is not None:
@@ -224,38 +221,50 @@ def _file_device_error(path: Path, settings) -> str | None:
 def error_reports(targets: Sequence[Target], run) -> list:
     """FileReports in target order: `run(targets without error)` for those, an error report
     for the others."""
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import FileReport
 
     done = iter(run([t for t in targets if t.error is None]))
     return [FileReport(path=t.display, error=t.error) if t.error is not None else next(done)
             for t in targets]
 
 
-def lint_targets(targets: Sequence[Target], settings_for, jobs: int | None,
-                 cache: bool = False) -> list:
-    return error_reports(targets, lambda ok: _lint_ok(ok, settings_for, jobs, cache))
+STREAM_FILES = 256  # files linted before their reports are written and let go
 
 
-def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None,
-             cache: bool = False) -> list:
-    from verl_lint.engine import lint_paths
+def iter_reports(targets: Sequence[Target], settings_for, jobs: int | None,
+                 cache: bool = False) -> Iterator:
+    """FileReports in target order, linted `STREAM_FILES` at a time: a caller that writes
+    each report and lets it go holds one batch of them, not the whole run."""
     from verl_lint.result_cache import ResultCache, enabled
 
-    reports: list = []
+    results = ResultCache() if cache and enabled() else None
+    for start in range(0, len(targets), STREAM_FILES):
+        yield from error_reports(targets[start:start + STREAM_FILES],
+                                 lambda ok: _lint_ok(ok, settings_for, jobs, results))
+
+
+def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results) -> list:
     disk = [t for t in targets if t.data is None]
-    by_path = iter(lint_paths([t.path for t in disk], settings_for, jobs=jobs,
-                              display={t.path: t.display for t in disk}.__getitem__,
-                              cache=ResultCache() if cache and enabled() else None))
-    for t in targets:
-        if t.data is None:
-            reports.append(next(by_path))
-        else:
-            reports.append(_lint_bytes(t, settings_for(t.path)))
-    return reports
+    # what the cache answers first: a run it answers whole never imports the engine and rules
+    stored = [results.load(t.path, settings_for(t.path), t.display) if results else None
+              for t in disk]
+    todo = [t for t, r in zip(disk, stored) if r is None]
+    linted = iter(())
+    if todo:
+        from verl_lint.engine import lint_paths
+
+        linted = iter(lint_paths([t.path for t in todo], settings_for, jobs=jobs,
+                                 display={t.path: t.display for t in todo}.__getitem__,
+                                 cache=results))
+    by_path = iter([r if r is not None else next(linted) for r in stored])
+    return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
+            for t in targets]
 
 
 def _lint_bytes(t: Target, settings):
-    from verl_lint.engine import FileReport, lint_with_budget, script_problem
+    from verl_lint.diagnostics import FileReport
+    from verl_lint.engine import lint_with_budget
+    from verl_lint.fileio import script_problem
     from verl_lint.source import SourceText
 
     problem = script_problem(t.data)
@@ -267,7 +276,7 @@ def _lint_bytes(t: Target, settings):
 ONCE_PER_RUN = "VL003"  # an unbundled verl version: the same for every file it applies to
 
 
-def once_per_run(reports: Sequence) -> list:
+def once_per_run(reports: Iterable) -> Iterator:
     """The same run-wide finding (VL003: this verl version has no bundled data) is reported on
     the first file only, not once per file."""
     seen: set[str] = set()
@@ -281,20 +290,27 @@ def once_per_run(reports: Sequence) -> list:
             kept.append(d)
         if len(kept) != len(r.diagnostics):
             r.diagnostics = kept
-    return list(reports)
+        yield r
 
 
-def exit_status(reports: Sequence, settings_for, opts: CheckOptions) -> int:
-    if any(r.error is not None for r in reports):
-        return 2
-    if opts.exit_zero:
-        return 0
-    for r in reports:
-        if r.diagnostics:
-            threshold = settings_for(Path(r.path)).fail_on.rank
-            if any(d.severity.rank >= threshold for d in r.diagnostics):
-                return 1
-    return 0
+class Outcome:
+    """The exit status, worked out report by report: 2 when a file could not be linted, else
+    1 when a finding is at or above its file's `fail-on` (unless `--exit-zero`), else 0."""
+
+    def __init__(self, settings_for, opts: CheckOptions) -> None:
+        self.settings_for = settings_for
+        self.exit_zero = opts.exit_zero
+        self.failed = self.found = False
+
+    def add(self, r) -> None:
+        if r.error is not None:
+            self.failed = True
+        if r.diagnostics and not self.found:
+            threshold = self.settings_for(Path(r.path)).fail_on.rank
+            self.found = any(d.severity.rank >= threshold for d in r.diagnostics)
+
+    def status(self) -> int:
+        return 2 if self.failed else 0 if self.exit_zero else 1 if self.found else 0
 
 
 def _use_color(opts: CheckOptions, stream) -> bool:
@@ -311,28 +327,42 @@ def _print_errors(reports: Sequence) -> None:
             click.echo(f"error: {r.path}: {r.error}", err=True)
 
 
-def report(reports: Sequence, opts: CheckOptions) -> None:
-    from verl_lint.report import RenderOptions, render, statistics, summary
-
+def report(reports: Iterable, opts: CheckOptions, outcome: Outcome | None = None) -> None:
+    """Write the reports in the chosen format (or the statistics) as they come, and the error
+    lines of files that could not be linted; `outcome` sees each report."""
     from verl_lint.fileio import open_for_replace
+    from verl_lint.report import RenderOptions, Statistics, renderer
 
-    _print_errors(reports)
     # a report file is replaced only once it is complete: a failing render keeps the old one
     with open_for_replace(opts.output) if opts.output else contextlib.nullcontext(sys.stdout) \
             as out:
-        if opts.statistics:
-            out.write(statistics(reports))
-            if not opts.quiet:
-                out.write(summary(reports) + "\n")
-        else:
-            render(opts.output_format, reports, out,
-                   RenderOptions(color=_use_color(opts, out), quiet=opts.quiet))
+        options = RenderOptions(color=_use_color(opts, out), quiet=opts.quiet)
+        sink = Statistics(out, options) if opts.statistics else \
+            renderer(opts.output_format, out, options)
+        for r in reports:
+            if r.error is not None:
+                click.echo(f"error: {r.path}: {r.error}", err=True)
+            if outcome is not None:
+                outcome.add(r)
+            _unless_reader_left(sink.add, r)
+        _unless_reader_left(sink.finish)
+
+
+def _unless_reader_left(write, *args) -> None:
+    try:
+        write(*args)
+    except BrokenPipeError:
+        # `verl-lint … | head`: the reader left; the rest goes nowhere, the run goes on to its
+        # exit status
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def show_settings(opts: CheckOptions, settings_for) -> None:
     path = Path(opts.paths[0] if opts.paths and opts.paths[0] != "-" else
                 opts.stdin_filename or ".")
     settings = settings_for(path)
+    import json
+
     source = settings.config_file or "defaults (no configuration file found)"
     click.echo(f"Settings for {path} from {source}:")
     click.echo(json.dumps(settings.toml_dict(), indent=2))
@@ -364,20 +394,18 @@ def run_check(opts: CheckOptions) -> int:
                 reports, status = run_fix_mode(ok, settings_for, fixing, quiet=opts.quiet)
                 return reports
 
-            reports = once_per_run(error_reports(targets, fix))
+            reports = list(once_per_run(error_reports(targets, fix)))
             if status is not None:  # --diff, or fixed stdin: fixes.py printed the result
                 _print_errors(reports)
                 return 2 if any(r.error is not None for r in reports) else status
         else:
             jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1  # None: engine decides
-            reports = once_per_run(lint_targets(targets, settings_for, jobs,
+            # linted while written: each file's report is let go once its output is out
+            reports = once_per_run(iter_reports(targets, settings_for, jobs,
                                                 cache=not opts.no_cache))
-        try:
-            report(reports, opts)
-        except BrokenPipeError:
-            # `verl-lint … | head`: the reader left; silence the rest, keep the exit status
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return exit_status(reports, settings_for, opts)
+        outcome = Outcome(settings_for, opts)
+        report(reports, opts, outcome)
+        return outcome.status()
     except (UsageError, SettingsError) as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
@@ -392,8 +420,16 @@ def run_check(opts: CheckOptions) -> int:
         return 2
 
 
+class _AnyPath(click.Path):
+    """A path argument (the shell completes file names) taken as given: `click.Path` would
+    `os.stat` each of them, and discovery says what each path is anyway."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value if isinstance(value, str) else super().convert(value, param, ctx)
+
+
 @click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path(readable=False))
+@click.argument("paths", nargs=-1, type=_AnyPath(readable=False))
 @click.option("--select", multiple=True, metavar="RULES",
               help="Rules to enable (code, prefix like VL2, name, or ALL); replaces the config.")
 @click.option("--extend-select", multiple=True, metavar="RULES",

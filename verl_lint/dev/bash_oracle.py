@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -270,7 +270,7 @@ def read_script(text: bytes, path: Path, pins: dict[str, str], label: str) -> Re
     from verl_lint.source import SourceText
 
     settings = settings_for_args(["--select", "VL101"], path)
-    settings = settings.model_copy(update={"pins": {**settings.pins, **pins}})
+    settings = replace(settings, pins={**settings.pins, **pins})
     source = SourceText(text, str(path))
     model = parse_script(source)
     runs = evaluate_script(model, device=settings.device, pins=settings.pins or None,

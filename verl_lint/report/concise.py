@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import TYPE_CHECKING
 
-from verl_lint.report import RenderOptions, one_line, scenario_suffix, summary
+from verl_lint.report import Renderer as Base
+from verl_lint.report import one_line, scenario_suffix
 
 if TYPE_CHECKING:
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import FileReport
 
 
-def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
-    for r in reports:
-        for d in r.diagnostics:
-            out.write(f"{r.path}:{d.span.line}:{d.span.column}: {d.code} {one_line(d.message)}"
-                      f"{scenario_suffix(d.scenarios)}\n")
-    if not options.quiet:
-        out.write(summary(reports) + "\n")
+class Renderer(Base):
+    def file(self, report: "FileReport") -> None:
+        path = report.path
+        self.out.write("".join(f"{path}:{d.span.line}:{d.span.column}: {d.code} "
+                               f"{one_line(d.message)}{scenario_suffix(d.scenarios)}\n"
+                               for d in report.diagnostics))

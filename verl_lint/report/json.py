@@ -9,15 +9,15 @@ Lines and columns are 1-based (columns count characters); fix edits are byte off
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from verl_lint import __version__
+from verl_lint.report import Renderer as Base
 from verl_lint.report import RenderOptions
+from verl_lint.report.encode import Raw, dumps
 
 if TYPE_CHECKING:
-    from verl_lint.diagnostics import Diagnostic, Fix
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import Diagnostic, FileReport, Fix
     from verl_lint.source import SourceText, Span
 
 
@@ -54,24 +54,34 @@ def diagnostic_dict(d: "Diagnostic", path: str, source: "SourceText | None") -> 
     }
 
 
-def common_version(reports: Sequence["FileReport"]) -> str | None:
-    versions = {r.version.version for r in reports if r.version is not None}
-    return versions.pop() if len(versions) == 1 else None
+def file_dict(r: "FileReport") -> dict[str, Any]:
+    return {"path": r.path, "verl_version": r.version.version if r.version is not None else None,
+            "verl": r.version.as_json() if r.version is not None else None, "error": r.error}
 
 
-def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
-    return {
-        "verl_lint_version": __version__,
-        "verl_version": common_version(reports),
-        "files": [{"path": r.path,
-                   "verl_version": r.version.version if r.version is not None else None,
-                   "verl": r.version.as_json() if r.version is not None else None,
-                   "error": r.error} for r in reports],
-        "diagnostics": [diagnostic_dict(d, r.path, r.source)
-                        for r in reports for d in r.diagnostics],
-    }
+class Renderer(Base):
+    """The document above. Each finding becomes its text when its file is added: what is kept
+    until the end (the list of files comes first) is text, not the reports."""
 
+    def __init__(self, out: TextIO, options: RenderOptions) -> None:
+        super().__init__(out, options)
+        self._versions: set[str] = set()
+        self._files: list[dict[str, Any]] = []
+        self._diagnostics: list[Raw] = []
 
-def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
-    json.dump(document(reports), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    def file(self, report: "FileReport") -> None:
+        if report.version is not None:
+            self._versions.add(report.version.version)
+        self._files.append(file_dict(report))
+        # two levels deep: an item of the document's "diagnostics" list
+        self._diagnostics += [Raw(dumps(diagnostic_dict(d, report.path, report.source), 2))
+                              for d in report.diagnostics]
+
+    def finish(self) -> None:
+        versions = self._versions
+        self.out.write(dumps({
+            "verl_lint_version": __version__,
+            "verl_version": next(iter(versions)) if len(versions) == 1 else None,
+            "files": self._files,
+            "diagnostics": self._diagnostics,
+        }) + "\n")

@@ -7,17 +7,17 @@ as byte-offset replacements. Columns are Unicode code points (`run.columnKind`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from verl_lint import __version__
+from verl_lint.report import Renderer as Base
 from verl_lint.report import RenderOptions
+from verl_lint.report.encode import Raw, dumps
 
 if TYPE_CHECKING:
-    from verl_lint.diagnostics import Diagnostic
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import Diagnostic, FileReport
     from verl_lint.source import Span
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -90,28 +90,37 @@ def _result(d: "Diagnostic", uri: str, index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
-def document(reports: Sequence["FileReport"]) -> dict[str, Any]:
-    rules, index = rule_descriptors()
-    results = [_result(d, artifact_uri(r.path), index) for r in reports for d in r.diagnostics]
-    notifications = [{"level": "error", "message": {"text": r.error},
-                      "locations": [{"physicalLocation": {
-                          "artifactLocation": {"uri": artifact_uri(r.path)}}}]}
-                     for r in reports if r.error is not None]
-    return {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "verl-lint", "version": __version__,
-                                "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
-            "invocations": [{"executionSuccessful": not notifications,
-                             "toolExecutionNotifications": notifications}],
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    }
+class Renderer(Base):
+    """The SARIF log. Results become text as their file is added (a result sits four levels
+    deep: runs, a run, its results); the tool's rules and the run's notifications, which come
+    before them, are written at the end."""
 
+    def __init__(self, out: TextIO, options: RenderOptions) -> None:
+        super().__init__(out, options)
+        self._rules, self._index = rule_descriptors()
+        self._results: list[Raw] = []
+        self._notifications: list[dict[str, Any]] = []
 
-def render(reports: Sequence["FileReport"], out: TextIO, options: RenderOptions) -> None:
-    json.dump(document(reports), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    def file(self, report: "FileReport") -> None:
+        uri = artifact_uri(report.path)
+        self._results += [Raw(dumps(_result(d, uri, self._index), 4))
+                          for d in report.diagnostics]
+        if report.error is not None:
+            self._notifications.append({"level": "error", "message": {"text": report.error},
+                                        "locations": [{"physicalLocation": {
+                                            "artifactLocation": {"uri": uri}}}]})
+
+    def finish(self) -> None:
+        self.out.write(dumps({
+            "$schema": SCHEMA,
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {"name": "verl-lint", "version": __version__,
+                                    "semanticVersion": __version__,
+                                    "informationUri": INFORMATION_URI, "rules": self._rules}},
+                "invocations": [{"executionSuccessful": not self._notifications,
+                                 "toolExecutionNotifications": self._notifications}],
+                "columnKind": "unicodeCodePoints",
+                "results": self._results,
+            }],
+        }) + "\n")

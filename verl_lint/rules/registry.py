@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from verl_lint.rules.base import Rule
+if TYPE_CHECKING:  # settings read the registry on every start: the rules' base loads with them
+    from verl_lint.rules.base import Rule
 
 _RULES: dict[str, type[Rule]] = {}
 _LOADED = False

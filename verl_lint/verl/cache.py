@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,8 @@ def load(namespace: str, key: str) -> Any:
 
 
 def store(namespace: str, key: str, value: Any) -> None:
+    import tempfile  # writing only: a run answered from the caches writes nothing
+
     path = _path(namespace, key)
     if path is None:
         return
@@ -104,6 +105,8 @@ def _bound(directory: Path) -> None:
 
 def materialize(namespace: str, key: str, files: dict[str, str]) -> Path:
     """Write `files` ({relative path: text}) once under the cache (or a temp dir) and return it."""
+    import tempfile
+
     root = cache_root()
     base = (root / namespace) if root is not None else Path(tempfile.gettempdir()) / "verl-lint"
     target = base / hashlib.sha1(key.encode()).hexdigest()

@@ -80,11 +80,17 @@ def _for_folder(cwd: str, folder: str, config_file: str | None) -> Workspace:
 
 @lru_cache(maxsize=256)
 def git_root(folder: Path) -> Path | None:
-    here = _resolve(folder)
-    for d in (here, *here.parents):
-        if (d / ".git").exists():
-            return d
-    return None
+    found = _git_root_above(str(_resolve(folder)))
+    return None if found is None else Path(found)
+
+
+@lru_cache(maxsize=1024)
+def _git_root_above(directory: str) -> str | None:
+    # folders share their parents' answer: one look for `.git` per folder of the run
+    if os.path.exists(os.path.join(directory, ".git")):
+        return directory
+    parent = os.path.dirname(directory)
+    return None if parent == directory else _git_root_above(parent)
 
 
 def _resolve(p: Path) -> Path:
@@ -98,10 +104,7 @@ def _resolve(p: Path) -> Path:
 
 def is_verl_tree(root: Path) -> bool:
     """`root/verl/trainer/config/` exists (root is the folder that holds the `verl` package)."""
-    try:
-        return (root / CONFIG_MARKER).is_dir()
-    except OSError:
-        return False
+    return os.path.isdir(os.path.join(root, CONFIG_MARKER))  # False for what cannot be read
 
 
 def tree_root(path: Path) -> Path | None:
@@ -120,9 +123,41 @@ def workspace_tree(ws: Workspace) -> Path | None:
 
 
 @lru_cache(maxsize=1)
+def may_be_installed() -> bool:
+    """False when no `verl` distribution can be installed: no folder on `sys.path` lists its
+    metadata (`verl-X.dist-info`, `verl-X.egg-info`, as `importlib.metadata` finds them), and
+    nothing else could provide it (an egg or zip on the path, another metadata finder). Saves
+    importing `importlib.metadata` (≈ 15 ms) where verl is not installed, the common case for
+    a repository of launch scripts."""
+    import importlib.machinery
+    import sys
+
+    if any(hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder
+           for finder in sys.meta_path):
+        return True
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            if os.path.exists(entry):  # a zip file: let importlib.metadata look into it
+                return True
+            continue
+        if entry.lower().endswith(".egg"):
+            return True
+        for name in names:
+            low = name.lower()
+            if low.endswith((".dist-info", ".egg-info")) and \
+                    re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0]) == "verl":
+                return True
+    return False
+
+
+@lru_cache(maxsize=1)
 def installed_tree() -> Path | None:
     """The installed `verl` distribution's tree (the folder holding its `verl/` package), from
     its metadata: the files are read, the package is never imported."""
+    if not may_be_installed():
+        return None
     from importlib import metadata
 
     try:
@@ -136,6 +171,8 @@ def installed_tree() -> Path | None:
 @lru_cache(maxsize=1)
 def installed_verl_version() -> str | None:
     """The version of an installed `verl` distribution, from its metadata (no import)."""
+    if not may_be_installed():
+        return None
     from importlib import metadata
 
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Fix, Label
@@ -35,7 +36,7 @@ def checked_fix(ctx: LaunchContext, fix: Fix | None, *, words: bool = False) -> 
     if any(not e.replacement for e in fix.edits):  # a deletion takes its line or blanks along
         from verl_lint.fixes import widen_deletion
 
-        fix = fix.model_copy(update={"edits": tuple(widen_deletion(data, e) for e in fix.edits)})
+        fix = replace(fix, edits=tuple(widen_deletion(data, e) for e in fix.edits))
     return fix
 
 
