@@ -277,8 +277,9 @@ def test_hostile_nesting_never_raises():
                  "f() { f; }\nf\n"):
         m = parse(text)
         runs = evaluate_script(m)
-        # analysed, or refused with the nesting-limit parse error: never silently empty
-        assert bool(m.statements) != bool(m.errors), (len(m.statements), m.errors)
+        # analysed, or refused as unreadable (nesting past the builder's stack): never
+        # silently empty
+        assert bool(m.statements) != bool(m.unread), (len(m.statements), m.unread)
         assert runs
 
 
@@ -296,16 +297,22 @@ _DEEP = {
 
 
 @pytest.mark.parametrize("kind", sorted(_DEEP))
-def test_deep_nesting_is_a_parse_error_not_a_crash(kind):
+def test_deep_nesting_is_an_error_line_not_a_crash(kind):
+    # bash parses most of these (3,000 nested subshells, defaults, `&&`), segfaults on the
+    # command substitutions and rejects the `if`s: the model cannot follow any of them, which
+    # is verl-lint's limit, so the file is not linted (one error line) rather than given a
+    # VL001 "bash cannot parse" that would be false for most
     from verl_lint.engine import lint_source
     from verl_lint.settings import Settings
 
     text = _DEEP[kind] + "\npython3 -m verl.trainer.main_ppo a=1\n"
     model = parse(text)
-    assert model.errors
+    assert model.errors or model.unread
     report = lint_source(SourceText(text.encode()), Settings(), path="deep.sh")
-    assert report.error is None
-    assert any(d.code == "VL001" for d in report.diagnostics)
+    if model.unread:
+        assert report.error == f"{model.unread}; not linted" and report.diagnostics == []
+    else:
+        assert report.error is None and any(d.code == "VL001" for d in report.diagnostics)
 
 
 def test_an_assignment_value_with_a_second_unbraced_expansion_is_one_word():

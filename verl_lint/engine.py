@@ -111,8 +111,8 @@ def lint_source(source: SourceText, settings: Settings, *, path: str) -> FileRep
     report = FileReport(path=path, source=source)
 
     model = run.stage("parsing", parse_script, source)
-    if model is None:
-        report.error = "; ".join(run.errors)
+    if model is None or model.unread:
+        report.error = "; ".join(run.errors) if model is None else f"{model.unread}; not linted"
         return report
     version = run.stage("choosing the verl source", settings.choose_verl_version, source.text, path)
     report.version = version

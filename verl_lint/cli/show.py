@@ -59,7 +59,10 @@ def load(path: str):
     source, problem = read_script(p)
     if source is None:
         raise ShowError(f"{path}: {problem}")
-    return source, parse_script(source)
+    model = parse_script(source)
+    if model.unread:
+        raise ShowError(f"{path}: {model.unread}")
+    return source, model
 
 
 def judged_against(launch: Launch, release, workspace, choice) -> tuple[dict[str, Any], Any]:

@@ -349,6 +349,9 @@ class ScriptModel:
     errors: tuple[ParseError, ...] = ()
     heredocs: tuple[Heredoc, ...] = ()
     length: int = 0  # bytes in the document
+    # why verl-lint could not read the script (nesting past Python's stack, the parse's time
+    # ran out): not bash's verdict, so no VL001; the file is reported as not linted
+    unread: str | None = None
     source: SourceText | None = field(default=None, repr=False, compare=False)  # the parsed text
     span_factory: Callable[[int, int], Span] | None = field(default=None, repr=False,
                                                             compare=False)

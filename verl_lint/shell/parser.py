@@ -1098,16 +1098,14 @@ def parse_script(source: SourceText) -> ScriptModel:
     tree, lifted = _syntax_tree(data)
     b = _Builder(source)
     if tree is None:  # the time budget ran out mid-parse (and its alarm raised nothing)
-        return ScriptModel(length=len(data), source=source, span_factory=b.span, errors=(
-            ParseError(span=b.span(0, len(data)),
-                       message="the parse of the script ran out of time"),))
+        return ScriptModel(length=len(data), source=source, span_factory=b.span,
+                           unread="the parse of the script ran out of time")
     root = tree.root_node
     try:
         body = b.stmts(root.children, _Ctx())
     except RecursionError:  # hostile nesting (hundreds of levels): say so rather than crash
-        return ScriptModel(length=len(data), source=source, span_factory=b.span, errors=(
-            ParseError(span=b.span(0, len(data)),
-                       message="the script is nested too deeply for verl-lint to analyse"),))
+        return ScriptModel(length=len(data), source=source, span_factory=b.span,
+                           unread="nested too deeply to analyse (parsing)")
     if lifted:
         _give_back(b, body, lifted)
     b.comments.sort(key=lambda c: c.span.start)
