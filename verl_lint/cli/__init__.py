@@ -56,3 +56,28 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="verl-lint")
 def main() -> None:
     """Lint the bash scripts that launch verl training jobs."""
+
+
+def entry() -> None:
+    """The `verl-lint` console script: run the command, flush its output and leave without
+    tearing the interpreter down — freeing every object a lint made takes tens of milliseconds
+    (a third of a cached run), and nothing is left to clean up: files are written atomically
+    and closed, worker pools are joined, before a command returns."""
+    import os
+    import sys
+
+    try:
+        main()  # standalone: always ends in SystemExit
+    except SystemExit as stop:
+        code = stop.code
+    else:
+        code = 0
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe (`| head`): Python would exit 120 here
+        os._exit(120)
+    os._exit(code or 0)
