@@ -76,6 +76,7 @@ def _span(start: int, end: int, line: int, column: int, end_line: int, end_colum
 _new = object.__new__
 _NEWLINE = re.compile(b"\n")
 _CONTINUATION = re.compile(b"[\x80-\xbf]")
+_ASTRAL_LEAD = re.compile(rb"[\xf0-\xf4]")  # starts a 4-byte UTF-8 character
 _LONG_LINE = 4096  # bytes: beyond, a line's columns are counted with an index
 
 
@@ -157,8 +158,31 @@ class SourceText:
         """0-based (line, UTF-16 code unit column) of a byte offset, as the LSP counts."""
         offset = max(0, min(offset, len(self.data)))
         line0 = self.line_of(offset)
-        prefix = self.data[self.line_starts[line0]:offset].decode("utf-8", errors="replace")
-        return line0, len(prefix.encode("utf-16-le")) // 2
+        start = self.line_starts[line0]
+        if offset - start > _LONG_LINE:
+            continuations = self._continuations(line0)
+            if continuations is not None:  # one unit a character, two for a 4-byte one
+                astral = self._astral_leads(line0)
+                return line0, (offset - start - bisect.bisect_left(continuations, offset)
+                               + bisect.bisect_left(astral, offset))
+        prefix = self.data[start:offset]
+        if prefix.isascii():
+            return line0, len(prefix)
+        return line0, len(prefix.decode("utf-8", errors="replace").encode("utf-16-le")) // 2
+
+    def _astral_leads(self, line0: int) -> Sequence[int]:
+        """Offsets of the lead bytes of a long valid-UTF-8 line's 4-byte characters (two UTF-16
+        units each), so that an editor position on it costs a bisection."""
+        found = self._astral.get(line0)
+        if found is None:
+            start = self.line_starts[line0]
+            found = self._astral[line0] = array(
+                "q", [start + m.start() for m in _ASTRAL_LEAD.finditer(self.line_bytes(line0))])
+        return found
+
+    @cached_property
+    def _astral(self) -> dict[int, Sequence[int]]:
+        return {}
 
     def offset_of_utf16(self, line0: int, col16: int) -> int:
         """Byte offset of a 0-based (line, UTF-16 column) position, clamped into the document."""
