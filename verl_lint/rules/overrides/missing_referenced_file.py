@@ -30,21 +30,18 @@ _SCRIPT_DIR_CD = re.compile(
 
 def _script_dir(ctx: LaunchContext) -> Path | None:
     """The script's folder (for stdin, the folder of `--stdin-filename`), if it exists."""
-    folder = Path(ctx.path).resolve().parent if ctx.path and ctx.path != "-" else None
-    return folder if folder is not None and folder.is_dir() else None
+    folder = ctx.settings.workspace(ctx.path).script_dir
+    if folder is None:
+        return None
+    folder = folder.resolve()
+    return folder if folder.is_dir() else None
 
 
 def _workspace_root(ctx: LaunchContext, script_dir: Path | None) -> Path | None:
-    """The folder of the configuration file, else the git root above the script, else the
-    script's folder."""
-    if ctx.settings.config_file:
-        return Path(ctx.settings.config_file).resolve().parent
-    if script_dir is None:
-        return None
-    for folder in (script_dir, *script_dir.parents):
-        if (folder / ".git").exists():
-            return folder
-    return script_dir
+    """The project root (the configuration file's folder, else the git root above the
+    script), else the script's folder."""
+    root = ctx.settings.workspace(ctx.path).project_root
+    return root if root is not None else script_dir
 
 
 def _run_dir(ctx: LaunchContext, script_dir: Path | None) -> tuple[Path | None, bool]:
@@ -89,8 +86,9 @@ def resolve_run_path(ctx: LaunchContext, value: str) -> tuple[Path, bool] | None
 
 
 def defined_names(source: bytes) -> set[str] | None:
-    """Top-level functions, classes, assignments and imports of a Python file (None when it
-    does not parse)."""
+    """Top-level functions, classes, assignments and imports of a Python file; None when it
+    does not parse or defines names in a way not read here (a star import, a tuple or attribute
+    target, a `def` under `if`/`try`/`with`/a loop…): then no name is known to be missing."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -99,13 +97,17 @@ def defined_names(source: bytes) -> set[str] | None:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return None
+            names.update(t.id for t in targets)  # type: ignore[attr-defined]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return None
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.If, ast.Try)):
-            return None  # names defined conditionally: not worth guessing
+        elif not isinstance(node, (ast.Expr, ast.Pass, ast.Assert)):
+            return None  # compound statements, `global`, `del`…: names not worth guessing
     return names
 
 
