@@ -347,3 +347,16 @@ def test_jobs_default_uses_a_pool_only_for_many_files(scripts, monkeypatch):
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
     assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=None)] == serial
     assert pools == [2]
+
+
+def test_a_batch_that_stored_nothing_does_not_prune(monkeypatch):
+    # a streamed run finishes each batch of files; listing a 20,000-entry cache folder again
+    # for batches that wrote nothing was wasted work
+    calls = []
+    monkeypatch.setattr(result_cache, "prune", lambda limit: calls.append(limit) or 0)
+    cache = result_cache.ResultCache()
+    cache.finish()
+    cache.stored += 1
+    cache.finish()
+    cache.finish()
+    assert calls == [result_cache.MAX_ENTRIES]

@@ -177,6 +177,7 @@ class ResultCache:
         self._rules: str | None = None
         self.hits = 0
         self.stored = 0
+        self._pruned_at = 0  # `stored` when the cache was last pruned
 
     def _choice(self, settings: "Settings", source: "SourceText",
                 display: str) -> "VersionChoice":
@@ -248,8 +249,10 @@ class ResultCache:
         self.stored += 1
 
     def finish(self) -> None:
-        """Keep the cache bounded (only a run that wrote entries can have grown it)."""
-        if self.stored:
+        """Keep the cache bounded: only entries written since the last call can have grown it
+        (a streamed run calls this once per batch of files)."""
+        if self.stored > self._pruned_at:
+            self._pruned_at = self.stored
             prune(MAX_ENTRIES)
 
 
