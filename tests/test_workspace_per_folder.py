@@ -27,3 +27,22 @@ def test_a_new_working_folder_is_seen(tmp_path, monkeypatch):
     assert Workspace.for_script("run.sh").script_dir == tmp_path / "one"
     monkeypatch.chdir(tmp_path / "two")
     assert Workspace.for_script("run.sh").script_dir == tmp_path / "two"
+
+
+def test_clear_caches_sees_a_new_git_root(tmp_path):
+    # an editor session or `--watch` outlives `git init`: the workspace must follow it
+    from verl_lint.settings import clear_caches
+    from verl_lint.verl.sources import git_root
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    before = git_root(tmp_path / "a" / "b")
+    (tmp_path / "a" / ".git").mkdir()
+    assert git_root(tmp_path / "a" / "b") == before  # remembered until cleared
+    clear_caches()
+    assert git_root(tmp_path / "a" / "b") == (tmp_path / "a").resolve()
+
+
+def test_scripts_of_one_folder_share_one_workspace(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert Workspace.for_script("a/x.sh") is Workspace.for_script("a/y.sh")
+    assert Workspace.for_script("a/x.sh") is not Workspace.for_script("b/x.sh")

@@ -545,9 +545,13 @@ class SettingsResolver:
 
 
 def clear_caches() -> None:
-    """Forget discovered and parsed configuration files (a long-running server calls this
-    when a configuration file changes)."""
+    """Forget discovered and parsed configuration files and what was found on disk about the
+    verl a script runs (a long-running server or `--watch` calls this on a change)."""
+    from verl_lint.verl import choice, sources
+
     _config_above.cache_clear()
     _load_config_file.cache_clear()
     _resolved.cache_clear()
     _real_folder.cache_clear()
+    sources.clear_caches()
+    choice.clear_caches()

@@ -139,3 +139,8 @@ def header_pin_range(script_text: str) -> tuple[int, int] | None:
             return pos + m.start(1), pos + m.start(1) + len(version)
         pos += len(line)
     return None
+
+
+def clear_caches() -> None:
+    """Forget the verl trees read on disk (their `verl/version/version` may have changed)."""
+    _tree_choice.cache_clear()

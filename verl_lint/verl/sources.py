@@ -289,3 +289,11 @@ def tree_version_of(root: Path) -> str | None:
     except OSError:
         return None
     return text[:64] or None
+
+
+def clear_caches() -> None:
+    """Forget what was found on disk — workspaces, git roots, the installed verl — for a
+    long-running `--watch` or language server, where a `.git` or a verl tree may appear."""
+    for cached in (_for_folder, git_root, _git_root_above, may_be_installed, installed_tree,
+                   installed_verl_version):
+        cached.cache_clear()
