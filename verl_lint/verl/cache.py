@@ -128,3 +128,13 @@ def materialize(namespace: str, key: str, files: dict[str, str]) -> Path:
 
 
 MISS = _MISS
+
+
+def code_id(*paths: Path) -> str:
+    """A short content hash of the code a cached value is computed by: a development checkout
+    keeps its version number while that code changes, and what it made before must not be
+    reused (the cache's own folder is per version only)."""
+    h = hashlib.sha1()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]

@@ -71,13 +71,8 @@ def _on_disk(entry: EntryPoint) -> bool:
 def _code_id() -> str:
     """The composing and mining code itself: a development checkout keeps its version number
     while this code changes, and what it composed or mined before must not be reused."""
-    import hashlib
-
     here = Path(__file__).resolve().parent
-    h = hashlib.sha1()
-    for p in (here / "compose.py", *sorted((here / "mine").glob("*.py"))):
-        h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+    return cache.code_id(here / "compose.py", *sorted((here / "mine").glob("*.py")))
 
 
 def _folders_id(release: VerlRelease, entry: EntryPoint) -> str:

@@ -89,14 +89,12 @@ _WORD = re.compile(r"[\w\-]+")  # the parts of an interpolation's path, and othe
 @lru_cache(maxsize=1)
 def _listing_code_id() -> str:
     """The code a listing comes from: a checkout that changes it must not reuse old listings."""
-    import hashlib
-    import os
+    import pathlib
 
-    h = hashlib.sha1()
-    for name in ("effective_build.py", "hydra_semantics.py"):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "rb") as fh:
-            h.update(fh.read())
-    return h.hexdigest()[:12]
+    from verl_lint.verl import cache
+
+    here = pathlib.Path(__file__).resolve().parent  # (`Path` here is a key path)
+    return cache.code_id(here / "effective_build.py", here / "hydra_semantics.py")
 
 
 def _shared(base: dict) -> _Shared:
