@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator, Literal, Union
+from typing import Any, Callable, Iterator, Literal, Union
 
 from verl_lint.records import record
 from verl_lint.source import SourceText, Span
@@ -352,6 +352,9 @@ class ScriptModel:
     # why verl-lint could not read the script (nesting past Python's stack, the parse's time
     # ran out): not bash's verdict, so no VL001; the file is reported as not linted
     unread: str | None = None
+    # tree-sitter's tree, kept only when it has errors: VL001 reads which constructs it left
+    # open instead of parsing the file again
+    syntax: Any = field(default=None, repr=False, compare=False)
     source: SourceText | None = field(default=None, repr=False, compare=False)  # the parsed text
     span_factory: Callable[[int, int], Span] | None = field(default=None, repr=False,
                                                             compare=False)

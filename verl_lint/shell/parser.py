@@ -1046,12 +1046,6 @@ def _errors(builder: _Builder, root) -> list[ParseError]:
     return out
 
 
-def syntax_tree(data: bytes):
-    """tree-sitter's tree of `data` (of its `mask` when the text as it is has errors), parsed
-    within the file's time budget (see `_parse`): None when the budget ran out."""
-    return _syntax_tree(data)[0]
-
-
 def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
     parser = _parser()
     tree = _parse(parser, data)
@@ -1112,6 +1106,8 @@ def parse_script(source: SourceText) -> ScriptModel:
     model = ScriptModel(body=tuple(body), comments=tuple(b.comments),
                         heredocs=tuple(b.heredocs), length=len(data), source=source,
                         span_factory=b.span)
+    if root.has_error:
+        model.syntax = tree
     errors = (_errors(b, root) if root.has_error else []) + _reserved_misuse(model)
     if errors:
         errors.sort(key=lambda e: e.span.start)

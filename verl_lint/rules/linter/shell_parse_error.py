@@ -20,11 +20,9 @@ _BLOCKS = {"if_statement": "if", "case_statement": "case", "for_statement": "for
 def _unclosed(ctx: ScriptContext) -> list[tuple[int, int, str]]:
     """(start, end, opener) of every construct tree-sitter left open: the parent of a missing
     `fi`/`esac`/`done`/`}`, or an opener token in an error region without its closer after it.
-    Read from the syntax tree again (only for files with errors)."""
-    from verl_lint.shell.parser import syntax_tree
-
-    tree = syntax_tree(ctx.source.data)
-    if tree is None:  # the time budget ran out
+    Read from the syntax tree the parse kept (only files with errors have one)."""
+    tree = ctx.model.syntax
+    if tree is None:
         return []
     root = tree.root_node
     out: list[tuple[int, int, str]] = []
