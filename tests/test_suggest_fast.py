@@ -38,3 +38,16 @@ def test_closest_in_a_tree_compares_each_leaf_name_once():
             "critic": {"optim": {"lr": 1}}}
     assert closest_keys("actor.optim.lr_warmup_step", tree=tree) == ["actor.optim.lr_warmup_steps"]
     assert closest_keys("actor.ppo_epoch", tree=tree) == ["actor.ppo_epochs"]
+
+
+def test_a_leaf_name_under_several_paths_is_scored_once(monkeypatch):
+    from verl_lint.verl import suggest
+
+    tree = {role: {"optim": {"lr": 1, "lr_warmup_steps": 2}} for role in ("actor", "critic", "ref")}
+    compared: list[tuple[str, str]] = []
+    real = suggest.leaf_similarity
+    monkeypatch.setattr(suggest, "leaf_similarity",
+                        lambda a, b: compared.append((a, b)) or real(a, b))
+    closest_keys("actor.optim.lr_warmup_step", tree=tree)
+    names = [b for _, b in compared]
+    assert names and len(names) == len(set(names))  # three paths end in each name
