@@ -360,3 +360,17 @@ def test_a_batch_that_stored_nothing_does_not_prune(monkeypatch):
     cache.finish()
     cache.finish()
     assert calls == [result_cache.MAX_ENTRIES]
+
+
+def test_a_watch_pass_reports_a_run_wide_finding_once(tmp_path, monkeypatch, capsys, cache_dir):
+    # `--watch` shares check's report path: VL003 (no bundled data for this verl) once a run,
+    # not once per file as the pass's own copy of that path had it
+    from verl_lint import watch as watching
+    from verl_lint.cli.check import CheckOptions
+
+    for name in ("a.sh", "b.sh"):
+        (tmp_path / name).write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo a=1\n")
+    monkeypatch.setattr(watching, "watch", lambda once, announce: once())
+    watching.run_watch(CheckOptions(paths=(str(tmp_path),), output_format="concise",
+                                    verl_version="0.3.0"))
+    assert capsys.readouterr().out.count("VL003") == 1

@@ -61,16 +61,15 @@ def run_watch(opts) -> int:
     error or a folder left without scripts is reported and watched, not fatal."""
     import click
 
-    from verl_lint.cli.check import UsageError, find_targets, iter_reports, report, resolver_for
+    from verl_lint.cli.check import UsageError, find_targets, lint_reports, report, resolver_for
     from verl_lint.settings import SettingsError, clear_caches
 
     if "-" in opts.paths:
         raise UsageError("--watch cannot read stdin (`-`)")
-    if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
+    if opts.fixing:
         raise UsageError("--watch only reports; run the fix options without it")
     roots = [Path(p) for p in opts.paths or ["."]]
     watched: set[Path] = {*roots, *([Path(opts.config)] if opts.config else [])}
-    jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1
 
     def once() -> set[Path]:
         nonlocal watched
@@ -78,7 +77,7 @@ def run_watch(opts) -> int:
         try:
             settings_for = resolver_for(opts)
             targets = find_targets(opts, settings_for)
-            report(iter_reports(targets, settings_for, jobs, cache=not opts.no_cache), opts)
+            report(lint_reports(targets, settings_for, opts), opts)
         except (UsageError, SettingsError) as exc:
             click.echo(f"error: {exc}", err=True)
             return watched

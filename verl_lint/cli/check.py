@@ -60,6 +60,11 @@ class CheckOptions:
     no_cache: bool = False
     watch: bool = False
 
+    @property
+    def fixing(self) -> bool:
+        """A fix option is given: the files go through fixes.py, not the report-only path."""
+        return self.fix or self.diff or self.show_fixes or self.add_suppressions
+
 
 @dataclass(frozen=True)
 class Target:
@@ -243,6 +248,13 @@ def iter_reports(targets: Sequence[Target], settings_for, jobs: int | None,
                                  lambda ok: _lint_ok(ok, settings_for, jobs, results))
 
 
+def lint_reports(targets: Sequence[Target], settings_for, opts: CheckOptions) -> Iterator:
+    """The reports of a report-only run (check, each `--watch` pass), linted while written:
+    each file's report is let go once its output is out."""
+    jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1  # None: the engine decides
+    return once_per_run(iter_reports(targets, settings_for, jobs, cache=not opts.no_cache))
+
+
 def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results) -> list:
     disk = [t for t in targets if t.data is None]
     # what the cache answers first: a run it answers whole never imports the engine and rules
@@ -382,7 +394,7 @@ def run_check(opts: CheckOptions) -> int:
             return run_watch(opts)
         targets = find_targets(opts, settings_for)
         # fixes.py (and difflib) only load when a fix option is given
-        if opts.fix or opts.diff or opts.show_fixes or opts.add_suppressions:
+        if opts.fixing:
             from verl_lint.fixes import FixOptions, run_fix_mode
 
             fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,
@@ -399,10 +411,7 @@ def run_check(opts: CheckOptions) -> int:
                 _print_errors(reports)
                 return 2 if any(r.error is not None for r in reports) else status
         else:
-            jobs = opts.jobs if opts.jobs != 0 else os.cpu_count() or 1  # None: engine decides
-            # linted while written: each file's report is let go once its output is out
-            reports = once_per_run(iter_reports(targets, settings_for, jobs,
-                                                cache=not opts.no_cache))
+            reports = lint_reports(targets, settings_for, opts)
         outcome = Outcome(settings_for, opts)
         report(reports, opts, outcome)
         return outcome.status()
