@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from verl_lint.fileio import is_temp_name, read_bounded
-from verl_lint.settings import Settings, real_path
+from verl_lint.fileio import is_temp_name, read_bounded, real_path
+from verl_lint.settings import Settings
 
 _SHEBANG = re.compile(rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b")
 

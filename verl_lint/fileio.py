@@ -26,6 +26,7 @@ import io
 import os
 import re
 import stat
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -167,6 +168,23 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Replace the contents of `path` with `data` (see the module docstring)."""
     with open_for_replace(path, binary=True) as fh:
         fh.write(data)
+
+
+def real_path(path: str | os.PathLike) -> str:
+    """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
+    resolved once for all its files: a name that is no symlink resolves to its resolved folder
+    plus the name — one `lstat` instead of one per path component."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if name in ("", ".", "..") or os.path.islink(text):
+        return os.path.realpath(text)
+    return os.path.join(real_folder(os.path.abspath(head or os.curdir)), name)
+
+
+@lru_cache(maxsize=4096)
+def real_folder(folder: str) -> str:
+    """`os.path.realpath(folder)`, once per folder (`verl_lint.settings.clear_caches` forgets)."""
+    return os.path.realpath(folder)
 
 
 MAX_BYTES = 1 << 20  # launch scripts are kilobytes; a parse of 8 MB needs ~1 GB

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from verl_lint.diagnostics import Severity
-from verl_lint.fileio import read_bounded
+from verl_lint.fileio import read_bounded, real_folder, real_path
 
 if TYPE_CHECKING:
     from verl_lint.verl.choice import VersionChoice
@@ -183,22 +183,6 @@ def _relative_posix(path: str | os.PathLike, base: Path) -> str:
 def _resolved(directory: Path) -> str:
     # the base directory is the same for every file under one configuration: resolve it once
     return os.path.realpath(directory)
-
-
-def real_path(path: str | os.PathLike) -> str:
-    """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
-    resolved once for all its files: a name that is no symlink resolves to its resolved folder
-    plus the name — one `lstat` instead of one per path component."""
-    text = os.fspath(path)
-    head, name = os.path.split(text)
-    if name in ("", ".", "..") or os.path.islink(text):
-        return os.path.realpath(text)
-    return os.path.join(_real_folder(os.path.abspath(head or os.curdir)), name)
-
-
-@lru_cache(maxsize=4096)
-def _real_folder(folder: str) -> str:
-    return os.path.realpath(folder)
 
 
 # ---- rule selectors -------------------------------------------------------------------------
@@ -552,6 +536,6 @@ def clear_caches() -> None:
     _config_above.cache_clear()
     _load_config_file.cache_clear()
     _resolved.cache_clear()
-    _real_folder.cache_clear()
+    real_folder.cache_clear()
     sources.clear_caches()
     choice.clear_caches()
