@@ -105,6 +105,9 @@ class FileReport:
     # files of the workspace the findings also depend on (entry modules looked for), for the
     # result cache; None when they cannot be listed (a config folder read from disk)
     depends_on: "tuple[str, ...] | None" = ()
+    # the `json` format's text of each of `diagnostics`, in order, as the result cache stored
+    # it (a cached file is not rendered again); None: worked out from the diagnostics
+    json_texts: "tuple[str, ...] | None" = None
 
 
 def rule_url(code: str, name: str) -> str:

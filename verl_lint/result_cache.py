@@ -231,10 +231,10 @@ class ResultCache:
                 _probe(found[4]) != found[5]:
             return None
         self._missed.discard(path)
-        _, diagnostics, version, error, _, _ = found
+        _, diagnostics, version, error, _, _, json_texts = found
         self.hits += 1
         return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
-                          source=source)
+                          source=source, json_texts=json_texts)
 
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
         # a crashing rule crashes again on the same input (and keeps the others' findings),
@@ -243,9 +243,14 @@ class ResultCache:
         if report.source is None or deps is None or \
                 (report.error and "time budget" in report.error):
             return
+        from verl_lint.report.json import diagnostic_texts
+
+        # with the `json` format's text of the findings (this run's renderer uses it too): a
+        # cached run need not work out their lines and columns, nor encode them, again
+        report.json_texts = diagnostic_texts(report)
         disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
                    (_digest(report.source.data), report.diagnostics, report.version,
-                    report.error, deps, _probe(deps)))
+                    report.error, deps, _probe(deps), report.json_texts))
         self.stored += 1
 
     def finish(self) -> None:

@@ -293,15 +293,16 @@ def once_per_run(reports: Iterable) -> Iterator:
     the first file only, not once per file."""
     seen: set[str] = set()
     for r in reports:
-        kept = []
+        keep = []
         for d in r.diagnostics:
+            again = d.code == ONCE_PER_RUN and d.message in seen
             if d.code == ONCE_PER_RUN:
-                if d.message in seen:
-                    continue
                 seen.add(d.message)
-            kept.append(d)
-        if len(kept) != len(r.diagnostics):
-            r.diagnostics = kept
+            keep.append(not again)
+        if not all(keep):
+            r.diagnostics = [d for d, k in zip(r.diagnostics, keep) if k]
+            if r.json_texts is not None:  # kept in step
+                r.json_texts = tuple(t for t, k in zip(r.json_texts, keep) if k)
         yield r
 
 

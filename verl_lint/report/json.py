@@ -54,6 +54,14 @@ def diagnostic_dict(d: "Diagnostic", path: str, source: "SourceText | None") -> 
     }
 
 
+def diagnostic_texts(r: "FileReport") -> "tuple[str, ...]":
+    """The JSON text of each of the report's findings as it reads in the document (two levels
+    deep: an item of its "diagnostics" list); kept by the result cache with the findings."""
+    if r.json_texts is not None:
+        return r.json_texts
+    return tuple(dumps(diagnostic_dict(d, r.path, r.source), 2) for d in r.diagnostics)
+
+
 def file_dict(r: "FileReport") -> dict[str, Any]:
     return {"path": r.path, "verl_version": r.version.version if r.version is not None else None,
             "verl": r.version.as_json() if r.version is not None else None, "error": r.error}
@@ -73,9 +81,7 @@ class Renderer(Base):
         if report.version is not None:
             self._versions.add(report.version.version)
         self._files.append(file_dict(report))
-        # two levels deep: an item of the document's "diagnostics" list
-        self._diagnostics += [Raw(dumps(diagnostic_dict(d, report.path, report.source), 2))
-                              for d in report.diagnostics]
+        self._diagnostics += map(Raw, diagnostic_texts(report))
 
     def finish(self) -> None:
         versions = self._versions
