@@ -182,16 +182,18 @@ class ResultCache:
     def _choice(self, settings: "Settings", source: "SourceText",
                 display: str) -> "VersionChoice":
         """`settings.choose_verl_version(source.text, display)`, once per folder: the choice
-        reads the script only for its header pin (`verl==X`), and the rest depends on where
-        the script sits (the folder's workspace)."""
-        from verl_lint.verl.choice import header_pin
+        reads the script only for its header pin (`verl==X`, in `header_text`: most scripts
+        are not decoded), and the rest depends on where the script sits (the folder's
+        workspace)."""
+        from verl_lint.verl.choice import header_pin, header_text
 
+        head = header_text(source.data)
         # a configured or given verl version decides alone (DESIGN.md's order)
         key = (id(settings), None, None) if settings.verl_version else \
-            (id(settings), os.path.dirname(display), header_pin(source.text))
+            (id(settings), os.path.dirname(display), header_pin(head))
         entry = self._choices.get(key)
         if entry is None or entry[0] is not settings:
-            choice = settings.choose_verl_version(source.text, display)
+            choice = settings.choose_verl_version(head, display)
             entry = self._choices[key] = (settings, choice)
         return entry[1]
 

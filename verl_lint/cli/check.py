@@ -30,8 +30,11 @@ class UsageError(Exception):
     """A problem with the command line or the inputs (exit 2, no traceback)."""
 
 
-@dataclass(frozen=True)
+# a docstring, and no `__eq__`: on Python < 3.13 each generated method is compiled at start-up
+@dataclass(frozen=True, eq=False)
 class CheckOptions:
+    """The options of one `check` run, as click parsed them."""
+
     paths: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
@@ -66,7 +69,7 @@ class CheckOptions:
         return self.fix or self.diff or self.show_fixes or self.add_suppressions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Target:
     """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`; `error`
     says why it will not be linted (a missing path, a device the script never tests)."""

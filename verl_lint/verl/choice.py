@@ -120,22 +120,41 @@ def header_pin(script_text: str) -> str | None:
 
 def header_pin_range(script_text: str) -> tuple[int, int] | None:
     """Character range of X in the header comments' `verl==X` (VL003 points at it)."""
-    header = _HEADER.match(script_text).group()  # type: ignore[union-attr]
-    if "==" not in header:  # no pin can match (most scripts)
+    end = -1
+    for _ in range(40):  # the first 40 lines, without splitting the whole script
+        end = script_text.find("\n", end + 1)
+        if end == -1:
+            break
+    head = script_text if end == -1 else script_text[:end + 1]
+    if "==" not in head:  # no pin can match (most scripts): no need to split the lines
         return None
-    # a match cannot run from one header line into the next: `\s*` would have to reach a
-    # digit, and a line that starts with one is no comment
-    m = _PIN.search(header)
-    if m is None:
-        return None
-    return m.start(1), m.start(1) + len(m.group(1).rstrip("."))
+    pos = 0
+    for line in head.splitlines(keepends=True)[:40]:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        m = _PIN.search(line)
+        if m:
+            version = m.group(1).rstrip(".")
+            return pos + m.start(1), pos + m.start(1) + len(version)
+        pos += len(line)
+    return None
 
 
-# the line ends `str.splitlines` cuts at
-_EOL = "\n\r\v\f\x1c-\x1e\x85\u2028\u2029"
-# the header: the script's first 40 lines as long as each is blank or a comment (`#…`, after
-# any whitespace), matched in one go (a `#!` line is a comment too)
-_HEADER = re.compile(f"(?:[^\\S{_EOL}]*(?:#[^{_EOL}]*)?(?:\r\n|[{_EOL}])?){{0,40}}")
+def header_text(data: bytes) -> str:
+    """The part of a script's bytes its header pin is read from (`header_pin(header_text(b))
+    == header_pin(b.decode())`), decoded: its first 40 lines, or "" when they hold no `==` —
+    the common case, told without decoding the script."""
+    first = data.find(b"==")
+    if first == -1 or data.count(b"\n", 0, first) >= 40:
+        return ""
+    end = -1
+    for _ in range(40):
+        end = data.find(b"\n", end + 1)
+        if end == -1:
+            break
+    # a prefix ending at a newline decodes as the whole script's text begins
+    return (data if end == -1 else data[:end + 1]).decode("utf-8", errors="replace")
 
 
 def clear_caches() -> None:
