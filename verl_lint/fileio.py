@@ -33,13 +33,13 @@ from typing import IO, Iterator
 from verl_lint.source import SourceText
 
 TEMP_SUFFIX = ".verl-lint"
-_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX)
-                   + "$")
+# compiled when first used (by `re`): a run over named files never walks a folder
+_TEMP = r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX) + "$"
 
 
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one of our temporary files (the walker skips them)."""
-    return _TEMP.match(name) is not None
+    return re.match(_TEMP, name) is not None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -61,7 +61,7 @@ def clean_leftovers(directory: Path, name: str) -> None:
     except OSError:
         return
     for entry in entries:
-        m = _TEMP.match(entry)
+        m = re.match(_TEMP, entry)
         if m and m.group("name") == name and not _pid_alive(int(m.group("pid"))):
             with contextlib.suppress(OSError):
                 os.unlink(directory / entry)
@@ -170,13 +170,16 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
         fh.write(data)
 
 
-def real_path(path: str | os.PathLike) -> str:
+def real_path(path: str | os.PathLike, *, is_link: bool | None = None) -> str:
     """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
     resolved once for all its files: a name that is no symlink resolves to its resolved folder
-    plus the name — one `lstat` instead of one per path component."""
+    plus the name — one `lstat` instead of one per path component (none when the caller
+    knows `is_link`)."""
     text = os.fspath(path)
     head, name = os.path.split(text)
-    if name in ("", ".", "..") or os.path.islink(text):
+    if is_link is None:
+        is_link = os.path.islink(text)
+    if name in ("", ".", "..") or is_link:
         return os.path.realpath(text)
     return os.path.join(real_folder(os.path.abspath(head or os.curdir)), name)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
@@ -409,8 +410,12 @@ def _config_in_dir(directory: str) -> Path | None:
 
 def find_config(path: Path) -> Path | None:
     """The configuration file closest to `path` (a file or a directory), or None."""
-    current = real_path(path)
-    if not os.path.isdir(current):
+    try:  # one look tells a link, a folder and a file apart (two for a link)
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        mode = 0  # nothing there: neither a link nor a folder
+    current = real_path(path, is_link=stat.S_ISLNK(mode))
+    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(current))):
         current = os.path.dirname(current)
     return _config_above(current)
 

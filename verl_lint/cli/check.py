@@ -80,13 +80,14 @@ class Target:
     error: str | None = None
 
 
-_VERSION_TEXT = re.compile(r"\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[\w.]+)?")
+# compiled when first used (by `re`): most runs never check a version
+_VERSION_TEXT = r"\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[\w.]+)?"
 
 
 def check_verl_version(value: str | None) -> str | None:
     """`--verl-version` must look like a release (`0.9.1`, `0.10.0.dev0`): anything else is a
     usage error, not a release to fall back from."""
-    if value is not None and not _VERSION_TEXT.fullmatch(value.strip()):
+    if value is not None and not re.fullmatch(_VERSION_TEXT, value.strip()):
         raise UsageError(f"--verl-version {value!r} is not a verl version (X.Y.Z, e.g. 0.9.1)")
     return value
 

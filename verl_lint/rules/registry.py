@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # settings read the registry on every start: the rules' base loads with them
@@ -11,6 +10,7 @@ if TYPE_CHECKING:  # settings read the registry on every start: the rules' base 
 
 _RULES: dict[str, type[Rule]] = {}
 _LOADED = False
+_INDEX: dict[str, str] | None = None  # {code: name} of the built-in rules, from the disk cache
 
 
 def register(cls: type[Rule]) -> type[Rule]:
@@ -26,6 +26,8 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
+    import pkgutil
+
     import verl_lint.rules as pkg
 
     for info in pkgutil.walk_packages(pkg.__path__, prefix="verl_lint.rules."):
@@ -43,7 +45,8 @@ def rule_names() -> dict[str, str]:
     code an earlier run already indexed imports no rule module: settings resolve their
     selectors with this, so a run answered from the result cache never loads the rules
     (≈ 100 ms of imports)."""
-    if not _LOADED:
+    global _INDEX
+    if not _LOADED and _INDEX is None:  # read once a run
         from verl_lint.result_cache import code_stamp
         from verl_lint.verl import cache
 
@@ -52,7 +55,9 @@ def rule_names() -> dict[str, str]:
             _load_builtin()
             cache.store("rule-index", code_stamp(), {c: r.name for c, r in _RULES.items()})
         else:
-            return {**index, **{c: r.name for c, r in _RULES.items()}}
+            _INDEX = index
+    if not _LOADED:
+        return {**_INDEX, **{c: r.name for c, r in _RULES.items()}}  # type: ignore[dict-item]
     return {c: r.name for c, r in _RULES.items()}
 
 

@@ -185,9 +185,9 @@ def installed_verl_version() -> str | None:
         return None
 
 
-# an exact pin only: `verl>=0.6.0` says nothing about which release runs (the newest satisfies it)
-_REQUIREMENT = re.compile(r"\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$",
-                          re.M)
+# an exact pin only: `verl>=0.6.0` says nothing about which release runs (the newest satisfies
+# it); compiled when first used (by `re`): most workspaces have no REQUIRED_VERL.txt
+_REQUIREMENT = r"(?m)\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$"
 
 
 def required_verl(ws: Workspace) -> tuple[str, Path] | None:
@@ -200,7 +200,7 @@ def required_verl(ws: Workspace) -> tuple[str, Path] | None:
         except OSError:
             text = None
         if text:
-            m = _REQUIREMENT.search(text)
+            m = re.search(_REQUIREMENT, text)
             if m:
                 return (m.group(1) or m.group(2)).rstrip("."), f
     return None
