@@ -28,6 +28,11 @@ class Severity(str, Enum):
     def rank(self) -> int:
         return _RANK[self.value]
 
+    def __reduce_ex__(self, protocol: int) -> str:
+        # pickled as the name it is found by (`Severity.INFO`), not as a call `Severity("info")`
+        # that runs Enum's lookup for each of the thousands of findings a cached run restores
+        return f"{type(self).__qualname__}.{self.name}"
+
 
 _RANK = {"error": 3, "warning": 2, "info": 1}
 

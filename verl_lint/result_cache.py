@@ -230,12 +230,13 @@ class ResultCache:
             return None
         found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
         if found is disk.MISS or found[0] != _digest(source.data) or \
-                _probe(found[4]) != found[5]:
+                _probe(found[3]) != found[4]:
             return None
         self._missed.discard(path)
-        _, diagnostics, version, error, _, _, json_texts = found
+        _, diagnostics, error, _, _, json_texts = found
         self.hits += 1
-        return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
+        # the verl it was judged against is `choice`: the slot is named by it
+        return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
                           source=source, json_texts=json_texts)
 
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
@@ -251,8 +252,8 @@ class ResultCache:
         # cached run need not work out their lines and columns, nor encode them, again
         report.json_texts = diagnostic_texts(report)
         disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
-                   (_digest(report.source.data), report.diagnostics, report.version,
-                    report.error, deps, _probe(deps), report.json_texts))
+                   (_digest(report.source.data), report.diagnostics, report.error, deps,
+                    _probe(deps), report.json_texts))
         self.stored += 1
 
     def finish(self) -> None:

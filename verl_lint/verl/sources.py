@@ -150,7 +150,8 @@ def may_be_installed() -> bool:
             return True
         for name in names:
             low = name.lower()
-            if low.endswith((".dist-info", ".egg-info")) and \
+            # a name normalised to `verl` starts with it (only the separators change)
+            if low.startswith("verl") and low.endswith((".dist-info", ".egg-info")) and \
                     re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0]) == "verl":
                 return True
     return False
@@ -194,9 +195,11 @@ def required_verl(ws: Workspace) -> tuple[str, Path] | None:
     """(version, file) from the nearest `REQUIRED_VERL.txt` with an exact pin (`verl==0.8.0`, or
     a bare `0.8.0`)."""
     for d in ws.folders_up():
+        if not os.path.isfile(os.path.join(d, _REQUIRED)):  # most folders: no Path made
+            continue
         f = d / _REQUIRED
         try:
-            text = f.read_text(errors="replace")[:4096] if f.is_file() else None
+            text = f.read_text(errors="replace")[:4096]
         except OSError:
             text = None
         if text:
