@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verl_lint import result_cache
+from verl_lint import fileio, result_cache
 from verl_lint.cli import main
 from verl_lint.verl import cache as disk
 from verl_lint.verl.choice import header_pin, header_text
@@ -89,6 +89,8 @@ def test_a_cached_json_run_neither_positions_nor_encodes_the_findings(cache_dir,
 
     monkeypatch.setattr(json_format, "diagnostic_dict", refuse)
     monkeypatch.setattr(SourceText, "position", refuse)
+    # bytes an entry was made from were a script when linted: not decoded to check again
+    monkeypatch.setattr(fileio, "script_problem", refuse)
     assert _cli(*args) == uncached
 
 
@@ -100,3 +102,21 @@ def test_a_run_wide_finding_is_dropped_with_its_json_text(cache_dir, fixable):
     assert uncached.count('"code": "VL003"') == 1
     assert _cli(*args) == uncached
     assert _cli(*args) == uncached
+
+
+def test_a_file_the_cache_misses_is_read_once(cache_dir, fixable, monkeypatch):
+    reads: list[str] = []
+    real = fileio.read_bounded
+
+    def counting(path, *args, **kwargs):
+        reads.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileio, "read_bounded", counting)
+    first = _cli("check", "-j", "1", "--format", "json", "--exit-zero", str(fixable))
+    scripts = sorted(str(p) for p in fixable.glob("*.sh"))
+    # looked up, missed, linted and stored from the one read
+    assert sorted(r for r in reads if r.endswith(".sh")) == scripts
+    reads.clear()
+    assert _cli("check", "-j", "1", "--format", "json", "--exit-zero", str(fixable)) == first
+    assert sorted(r for r in reads if r.endswith(".sh")) == scripts

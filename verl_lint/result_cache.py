@@ -173,6 +173,7 @@ class ResultCache:
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
         self._verl_keys: dict["VersionChoice", str] = {}
         self._missed: set[Path] = set()  # looked up in this run and not found: not read again
+        self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
         self.hits = 0
@@ -214,30 +215,45 @@ class ResultCache:
         return f"{code_stamp()}\0{verl}\0{self._rules}\0{entry[1]}\0{where}"
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
-        """The stored report for this file as it is now, or None (read it and lint it)."""
+        """The stored report for this file as it is now, or None: lint it (from the script
+        `read_for_lint` hands on). A file is looked up once a run."""
         from verl_lint.diagnostics import FileReport
-        from verl_lint.fileio import read_script
+        from verl_lint.fileio import read_bounded
+        from verl_lint.source import SourceText
 
         if path in self._missed:
             return None
         self._missed.add(path)
-        source, problem = read_script(path)
-        if source is None:
-            return None
+        data, _ = read_bounded(path)
+        if data is None:
+            return None  # linting reads it and says why
+        source = SourceText(data, str(path))
         try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
             choice = self._choice(settings, source, display)
         except Exception:  # noqa: BLE001
-            return None
+            return self._miss(path, source)
         found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
-        if found is disk.MISS or found[0] != _digest(source.data) or \
-                _probe(found[3]) != found[4]:
-            return None
+        # an entry is made from bytes that were linted: equal bytes need no check that they
+        # are a script (valid UTF-8, no NUL)
+        if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
+            return self._miss(path, source)
         self._missed.discard(path)
         _, diagnostics, error, _, _, json_texts = found
         self.hits += 1
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
                           source=source, json_texts=json_texts)
+
+    def _miss(self, path: Path, source: "SourceText") -> None:
+        from verl_lint.fileio import script_problem
+
+        if script_problem(source.data) is None:  # else linting reads it and says why
+            self._unlinted[path] = source
+
+    def read_for_lint(self, path: Path) -> "SourceText | None":
+        """The script `load` read for a file it did not find (once): linting it need not read
+        it again, and the entry it stores is made from the bytes that were looked up."""
+        return self._unlinted.pop(path, None)
 
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
         # a crashing rule crashes again on the same input (and keeps the others' findings),
