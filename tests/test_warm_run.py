@@ -36,7 +36,8 @@ def test_header_text_is_empty_without_a_pin_in_reach():
     for before, pin in ((37, "0.8.0"), (38, "0.8.0"), (39, None)):  # the pin on line 39, 40, 41
         data = b"#!/bin/bash\n" + b"# c\n" * before + b"# verl==0.8.0\n"
         assert header_pin(header_text(data)) == header_pin(data.decode()) == pin
-    assert header_text(b"#!/bin/bash\nset -x\n[ \"$a\" == b ]\n") != ""
+    assert header_text(b"#!/bin/bash\nset -x\n[ \"$a\" == b ]\n") == ""  # past the header
+    assert header_text(b"#!/bin/bash\n  # torch==2.8\nset -x\n") != ""  # in it: read
     assert header_text(b"#!/bin/bash\n" + b"echo\n" * 39 + b"# verl==0.8.0\n") == ""
     assert header_text(b"#!/bin/bash\n# verl==0.8.0\n" + b"x\n" * 100).count("\n") == 40
 

@@ -188,10 +188,10 @@ class ResultCache:
         workspace)."""
         from verl_lint.verl.choice import header_pin, header_text
 
-        head = header_text(source.data)
         # a configured or given verl version decides alone (DESIGN.md's order)
+        head = "" if settings.verl_version else header_text(source.data)
         key = (id(settings), None, None) if settings.verl_version else \
-            (id(settings), os.path.dirname(display), header_pin(head))
+            (id(settings), os.path.dirname(display), header_pin(head) if head else None)
         entry = self._choices.get(key)
         if entry is None or entry[0] is not settings:
             choice = settings.choose_verl_version(head, display)

@@ -148,6 +148,17 @@ def header_text(data: bytes) -> str:
     first = data.find(b"==")
     if first == -1 or data.count(b"\n", 0, first) >= 40:
         return ""
+    start = 0
+    while start <= first:  # the lines up to the first `==`'s
+        end = data.find(b"\n", start)
+        # a line that starts with a command (after spaces) ends the header, as `str.strip`
+        # and `str.splitlines` see it too: the `==` is past the header
+        head = data[start:start + 64].lstrip(b" \t")[:1]
+        if head and 0x21 <= head[0] <= 0x7e and head != b"#":
+            return ""
+        if end == -1:
+            break
+        start = end + 1
     end = -1
     for _ in range(40):
         end = data.find(b"\n", end + 1)
