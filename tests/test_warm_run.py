@@ -121,3 +121,64 @@ def test_a_file_the_cache_misses_is_read_once(cache_dir, fixable, monkeypatch):
     reads.clear()
     assert _cli("check", "-j", "1", "--format", "json", "--exit-zero", str(fixable)) == first
     assert sorted(r for r in reads if r.endswith(".sh")) == scripts
+
+
+# ---- `--device`: told per file, after the cache ---------------------------------------------
+
+DEVICE_CASE = """#!/usr/bin/env bash
+set -xeuo pipefail
+DEVICE=${DEVICE:-gpu}
+case "${DEVICE}" in
+    gpu) export CUDA_VISIBLE_DEVICES=0,1,2,3 ;;
+    npu) export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3 ;;
+esac
+python3 -m verl.trainer.main_ppo \\
+    actor_rollout_ref.rollout.name=vllm \\
+    trainer.n_gpus_per_node=4
+"""
+
+
+@pytest.fixture
+def device_scripts(tmp_path):
+    folder = tmp_path / "device"
+    folder.mkdir()
+    for name in ("a.sh", "b.sh"):
+        (folder / name).write_text(DEVICE_CASE)
+    (folder / "plain.sh").write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo "
+                                     "trainer.n_gpus_per_node=4\n")
+    return folder
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_a_cached_device_run_does_not_parse_the_scripts(cache_dir, device_scripts, monkeypatch):
+    from verl_lint.cli import check
+
+    args = ("check", "--format", "json", "--device", "npu", str(device_scripts))
+    uncached = _run(*args[:-1], "--no-cache", str(device_scripts))
+    first = _run(*args)
+    assert (first.output, first.exit_code) == (uncached.output, uncached.exit_code)
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a cached script was parsed for its device")
+
+    monkeypatch.setattr(check, "device_mismatch", refuse)
+    again = _run(*args)
+    assert (again.output, again.exit_code) == (uncached.output, uncached.exit_code)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_device_a_script_never_tests_is_still_an_error_line(cache_dir, device_scripts, cache):
+    args = ["check", "--format", "concise", "--device", "tpu", str(device_scripts)]
+    if not cache:
+        args.insert(1, "--no-cache")
+    for _ in range(2):  # filling the cache, then from it
+        result = _run(*args)
+        assert result.exit_code == 2
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert errors == [f"error: {device_scripts / n}: device 'tpu' is not one this script "
+                          f"tests ($DEVICE: gpu, npu); nothing to lint for it"
+                          for n in ("a.sh", "b.sh")]
+        assert "plain.sh" not in result.stderr
