@@ -3,7 +3,10 @@ its shortcuts replaced still gives the same answer."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,6 +92,7 @@ def test_a_cached_json_run_neither_positions_nor_encodes_the_findings(cache_dir,
         raise AssertionError("a cached finding was rendered again")
 
     monkeypatch.setattr(json_format, "diagnostic_dict", refuse)
+    monkeypatch.setattr(json_format, "file_dict", refuse)
     monkeypatch.setattr(SourceText, "position", refuse)
     # bytes an entry was made from were a script when linted: not decoded to check again
     monkeypatch.setattr(fileio, "script_problem", refuse)
@@ -182,3 +186,17 @@ def test_a_device_a_script_never_tests_is_still_an_error_line(cache_dir, device_
                           f"tests ($DEVICE: gpu, npu); nothing to lint for it"
                           for n in ("a.sh", "b.sh")]
         assert "plain.sh" not in result.stderr
+
+
+def test_a_cached_json_run_imports_no_json_encoder(cache_dir, fixable):
+    # what is left to encode (the document's few keys and values) is plain ASCII
+    probe = ("import sys; from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('JSON' if 'json' in sys.modules else 'NO JSON', file=sys.stderr)")
+    cmd = [sys.executable, "-c", probe, "check", "--format", "json", "--exit-zero",
+           str(fixable)]
+    env = dict(os.environ)
+    cold = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    warm = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert warm.stdout == cold.stdout and '"diagnostics": [' in warm.stdout
+    assert "NO JSON" in warm.stderr, warm.stderr

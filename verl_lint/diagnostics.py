@@ -110,8 +110,10 @@ class FileReport:
     # files of the workspace the findings also depend on (entry modules looked for), for the
     # result cache; None when they cannot be listed (a config folder read from disk)
     depends_on: "tuple[str, ...] | None" = ()
-    # the `json` format's text of each of `diagnostics`, in order, as the result cache stored
-    # it (a cached file is not rendered again); None: worked out from the diagnostics
+    # the `json` format's text of this file's entry in its "files" list and of each of
+    # `diagnostics`, in order, as the result cache stored them (a cached file is not rendered
+    # again); None: worked out from the report
+    json_entry: str | None = None
     json_texts: "tuple[str, ...] | None" = None
 
 

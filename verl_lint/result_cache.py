@@ -238,11 +238,11 @@ class ResultCache:
         if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
             return self._miss(path, source)
         self._missed.discard(path)
-        _, diagnostics, error, _, _, json_texts = found
+        _, diagnostics, error, _, _, json_entry, json_texts = found
         self.hits += 1
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
-                          source=source, json_texts=json_texts)
+                          source=source, json_entry=json_entry, json_texts=json_texts)
 
     def _miss(self, path: Path, source: "SourceText") -> None:
         from verl_lint.fileio import script_problem
@@ -262,14 +262,14 @@ class ResultCache:
         if report.source is None or deps is None or \
                 (report.error and "time budget" in report.error):
             return
-        from verl_lint.report.json import diagnostic_texts
+        from verl_lint.report.json import diagnostic_texts, file_text
 
-        # with the `json` format's text of the findings (this run's renderer uses it too): a
-        # cached run need not work out their lines and columns, nor encode them, again
-        report.json_texts = diagnostic_texts(report)
+        # with the `json` format's text of the file and its findings (this run's renderer uses
+        # it too): a cached run need not work out their lines and columns, nor encode them
+        report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
         disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
                    (_digest(report.source.data), report.diagnostics, report.error, deps,
-                    _probe(deps), report.json_texts))
+                    _probe(deps), report.json_entry, report.json_texts))
         self.stored += 1
 
     def finish(self) -> None:

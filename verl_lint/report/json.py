@@ -67,6 +67,12 @@ def file_dict(r: "FileReport") -> dict[str, Any]:
             "verl": r.version.as_json() if r.version is not None else None, "error": r.error}
 
 
+def file_text(r: "FileReport") -> str:
+    """The JSON text of the report's item in the document's "files" list (kept by the result
+    cache with the findings)."""
+    return r.json_entry if r.json_entry is not None else dumps(file_dict(r), 2)
+
+
 class Renderer(Base):
     """The document above. Each finding becomes its text when its file is added: what is kept
     until the end (the list of files comes first) is text, not the reports."""
@@ -74,13 +80,13 @@ class Renderer(Base):
     def __init__(self, out: TextIO, options: RenderOptions) -> None:
         super().__init__(out, options)
         self._versions: set[str] = set()
-        self._files: list[dict[str, Any]] = []
+        self._files: list[Raw] = []
         self._diagnostics: list[Raw] = []
 
     def file(self, report: "FileReport") -> None:
         if report.version is not None:
             self._versions.add(report.version.version)
-        self._files.append(file_dict(report))
+        self._files.append(Raw(file_text(report)))
         self._diagnostics += map(Raw, diagnostic_texts(report))
 
     def finish(self) -> None:
