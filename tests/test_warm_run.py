@@ -200,3 +200,20 @@ def test_a_cached_json_run_imports_no_json_encoder(cache_dir, fixable):
     warm = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert warm.stdout == cold.stdout and '"diagnostics": [' in warm.stdout
     assert "NO JSON" in warm.stderr, warm.stderr
+
+
+def test_a_command_rarely_collects_garbage(cache_dir, fixable):
+    # the interpreter starts with gen-0 threshold 700: importing click and verl-lint alone
+    # made ≈ 40 collections
+    probe = ("import gc, sys\n"
+             "def count():\n    return sum(s['collections'] for s in gc.get_stats())\n"
+             "before = count()  # the interpreter's own start\n"
+             "from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('COLLECTIONS', count() - before, file=sys.stderr)")
+    cmd = [sys.executable, "-c", probe, "check", "--format", "json", "--exit-zero",
+           str(fixable)]
+    subprocess.run(cmd, capture_output=True, text=True)  # fills the cache
+    warm = subprocess.run(cmd, capture_output=True, text=True)
+    count = int(warm.stderr.split("COLLECTIONS")[1].split()[0])
+    assert count <= 2, warm.stderr
