@@ -217,3 +217,20 @@ def test_a_command_rarely_collects_garbage(cache_dir, fixable):
     warm = subprocess.run(cmd, capture_output=True, text=True)
     count = int(warm.stderr.split("COLLECTIONS")[1].split()[0])
     assert count <= 2, warm.stderr
+
+
+def test_real_folder_is_realpath_built_on_the_parents(tmp_path):
+    base = tmp_path
+    (base / "a" / "b" / "c").mkdir(parents=True)
+    (base / "x" / "y").mkdir(parents=True)
+    (base / "a" / "lx").symlink_to(base / "x")
+    (base / "a" / "ly").symlink_to("../x/y")
+    (base / "a" / "rel").symlink_to("b")
+    (base / "loop").symlink_to(base / "loop")
+    folders = ["a/b/c", "a/lx/y", "a/ly", "a/ly/..", "a/rel/c", "a/b/../lx", "a//b/", "a/./b",
+               "loop/z", "missing/deep"]
+    for folder in folders:
+        fileio.real_folder.cache_clear()
+        path = f"{base}/{folder}"
+        assert fileio.real_folder(path) == os.path.realpath(path), folder
+    fileio.real_folder.cache_clear()

@@ -186,8 +186,12 @@ def real_path(path: str | os.PathLike, *, is_link: bool | None = None) -> str:
 
 @lru_cache(maxsize=4096)
 def real_folder(folder: str) -> str:
-    """`os.path.realpath(folder)`, once per folder (`verl_lint.settings.clear_caches` forgets)."""
-    return os.path.realpath(folder)
+    """`os.path.realpath(folder)`, once per folder (`verl_lint.settings.clear_caches` forgets),
+    built on its parent's as `real_path` builds a file's: the folders of a run share theirs."""
+    head, name = os.path.split(folder)
+    if not head or name in ("", ".", "..") or os.path.islink(folder):
+        return os.path.realpath(folder)
+    return os.path.join(real_folder(head), name)
 
 
 MAX_BYTES = 1 << 20  # launch scripts are kilobytes; a parse of 8 MB needs ~1 GB

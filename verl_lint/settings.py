@@ -394,9 +394,11 @@ def _validate(table: dict[str, Any], path: Path | None) -> Settings:
 
 def _config_in_dir(directory: str) -> Path | None:
     for name in CONFIG_FILES:
-        candidate = Path(directory) / name
         # os.path, not Path.is_file: a folder that cannot be searched has no config we can see
-        if not os.path.lexists(candidate) or os.path.isdir(candidate):
+        if not os.path.lexists(os.path.join(directory, name)):  # most folders: no Path made
+            continue
+        candidate = Path(directory) / name
+        if os.path.isdir(candidate):
             continue
         if not os.path.isfile(candidate):
             # a link loop, a dangling link, a FIFO: the user meant a configuration here
