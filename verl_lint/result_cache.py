@@ -169,7 +169,7 @@ class ResultCache:
 
     def __init__(self) -> None:
         _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
-        self._prints: dict[int, tuple["Settings", str]] = {}
+        self._prints: dict[tuple, tuple["Settings", str]] = {}
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
         self._verl_keys: dict["VersionChoice", str] = {}
         self._missed: set[Path] = set()  # looked up in this run and not found: not read again
@@ -200,19 +200,22 @@ class ResultCache:
 
     def _slot(self, path: Path, display: str, settings: "Settings",
               choice: "VersionChoice | None") -> str:
-        entry = self._prints.get(id(settings))
+        entry = self._prints.get((id(settings), choice))
         if entry is None or entry[0] is not settings:
-            entry = self._prints[id(settings)] = (settings, _settings_print(settings))
+            if self._rules is None:
+                self._rules = _runtime_rules()
+            verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
+            if verl is None:
+                verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
+            # what the files under these settings and this verl share, as one digest: a
+            # short key per file is quicker to name, read and compare
+            common = f"{code_stamp()}\0{verl}\0{self._rules}\0{_settings_print(settings)}"
+            entry = self._prints[(id(settings), choice)] = \
+                (settings, hashlib.sha256(common.encode()).hexdigest())
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
         cwd = self._cwd
-        where = f"{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
-        if self._rules is None:
-            self._rules = _runtime_rules()
-        verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
-        if verl is None:
-            verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
-        return f"{code_stamp()}\0{verl}\0{self._rules}\0{entry[1]}\0{where}"
+        return f"{entry[1]}\0{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
         """The stored report for this file as it is now, or None: lint it (from the script

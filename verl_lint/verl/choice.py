@@ -141,6 +141,10 @@ def header_pin_range(script_text: str) -> tuple[int, int] | None:
     return None
 
 
+# a line whose first byte after spaces and tabs is printable ASCII but `#`
+_COMMAND_LINE = re.compile(rb"^[ \t]*[!-\"$-~]", re.M)
+
+
 def header_text(data: bytes) -> str:
     """The part of a script's bytes its header pin is read from (`header_pin(header_text(b))
     == header_pin(b.decode())`), decoded: its first 40 lines, or "" when they hold no `==` —
@@ -148,17 +152,10 @@ def header_text(data: bytes) -> str:
     first = data.find(b"==")
     if first == -1 or data.count(b"\n", 0, first) >= 40:
         return ""
-    start = 0
-    while start <= first:  # the lines up to the first `==`'s
-        end = data.find(b"\n", start)
-        # a line that starts with a command (after spaces) ends the header, as `str.strip`
-        # and `str.splitlines` see it too: the `==` is past the header
-        head = data[start:start + 64].lstrip(b" \t")[:1]
-        if head and 0x21 <= head[0] <= 0x7e and head != b"#":
-            return ""
-        if end == -1:
-            break
-        start = end + 1
+    # a line up to it that starts with a command ends the header, as `str.strip` and
+    # `str.splitlines` see it too: the `==` is past the header
+    if _COMMAND_LINE.search(data, 0, first + 1):
+        return ""
     end = -1
     for _ in range(40):
         end = data.find(b"\n", end + 1)
