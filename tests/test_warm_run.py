@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verl_lint import fileio, result_cache
+from test_result_cache import cache_dir  # noqa: F401 - a private cache, the verl configs warm
+from verl_lint import fileio
 from verl_lint.cli import main
-from verl_lint.verl import cache as disk
 from verl_lint.verl.choice import header_pin, header_text
 
 ROOT = Path(__file__).parent.parent
@@ -46,21 +46,6 @@ def test_header_text_is_empty_without_a_pin_in_reach():
 
 
 # ---- the `json` format's text kept with the findings ------------------------------------------
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """A private cache directory holding the verl config cache of the session's one (warm)."""
-    target = tmp_path / "cache"
-    source = disk.cache_root()
-    if source is not None and source.is_dir():  # composed configs: as after install
-        shutil.copytree(source, target / source.name,
-                        ignore=shutil.ignore_patterns(result_cache.NAMESPACE))
-    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(target))
-    monkeypatch.delenv("VERL_LINT_NO_CACHE", raising=False)
-    disk.cache_root.cache_clear()
-    yield target
-    disk.cache_root.cache_clear()
-
 
 @pytest.fixture
 def fixable(tmp_path):
