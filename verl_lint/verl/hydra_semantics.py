@@ -207,7 +207,8 @@ def _element(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, int]
 
 
 def _primitive_at(toks: list[tuple[str, str]], i: int, allowed: tuple[str, ...]) -> tuple[Any, int]:
-    """One primitive: a run of tokens, less a trailing blank; typed only as a single token."""
+    """One primitive: a run of tokens less a trailing blank, typed (by `_primitive`) when it is a
+    single INT, FLOAT, BOOL or NULL token."""
     j = i
     while toks[j][0] in allowed:
         j += 1
@@ -215,10 +216,10 @@ def _primitive_at(toks: list[tuple[str, str]], i: int, allowed: tuple[str, ...])
         raise _Decline  # no primitive here (Hydra: a syntax error)
     # (a primitive never starts with WS: the token before it took the blanks)
     end = j - 1 if toks[j - 1][0] == "ws" else j
-    raw = "".join(t for _, t in toks[i:end])
     text = "".join(t[1] if k == "esc" else t for k, t in toks[i:end])
-    # a typed token (INT, FLOAT, BOOL, NULL) never holds an escape
-    return (_primitive(raw) if text == raw else text), j
+    # no escaped character (`\ `, `\,`, `\{`…) is part of an INT, FLOAT, BOOL or NULL token, so
+    # the unescaped text is typed as Hydra types the token
+    return _primitive(text), j
 
 
 @lru_cache(maxsize=8192)
