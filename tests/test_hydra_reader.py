@@ -1,4 +1,4 @@
-"""`hydra_semantics.read_word` — override words read without importing Hydra — against Hydra 1.3's
+"""`hydra_semantics.read_word` (override words read without importing Hydra) against Hydra 1.3's
 own OverridesParser: for every word it either declines (Hydra reads it) or gives exactly Hydra's
 Parsed, the type of every value included (int/float/str/bool/None, list, dict).
 
@@ -110,7 +110,8 @@ def containers(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
                       ["'a'", "${k}", "a:b", ""])
         pairs = draw(st.lists(st.tuples(keys, inner), max_size=4))
         colon = mostly([":", ": ", " : ", " :"], ["", "::"])
-        return (draw(mostly(["{", "{ "], ["["])) + draw(SEP).join(k + draw(colon) + v for k, v in pairs)
+        return (draw(mostly(["{", "{ "], ["["]))
+                + draw(SEP).join(k + draw(colon) + v for k, v in pairs)
                 + draw(TRAILER) + draw(BLANKS) + draw(mostly(["}"], ["]", ""])))
 
     return st.one_of(listing(), mapping())

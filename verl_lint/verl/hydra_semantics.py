@@ -110,11 +110,12 @@ def nesting(value: str) -> int:
     return deepest
 
 
-# Override words are read here as Hydra 1.3 reads them — `key=plain` by one regex, quoted
-# strings, lists, dicts, blanks, escapes and interpolations by a small tokenizer and parser (hydra/grammar/OverrideLexer.g4, OverrideParser.g4 and
-# overrides_visitor.py), so that an unseen script need not import Hydra (≈ 0.14 s a process).
-# Whatever this reader does not model — sweeps, functions, `=`, `(`, group paths with `/`, odd
-# characters, syntax errors — goes to Hydra itself: the reader declines rather than guesses.
+# Override words are read here as Hydra 1.3 reads them (hydra/grammar/OverrideLexer.g4,
+# OverrideParser.g4, core/override_parser/overrides_visitor.py): `key=plain` by one regex; quoted
+# strings, lists, dicts, blanks, escapes, interpolations and `group@package` keys by a small
+# tokenizer and recursive descent, so that an unseen script need not import Hydra (≈ 0.14 s a
+# process). What the reader does not model — sweeps, functions, `=`, `(`, group paths with `/`,
+# odd characters, any syntax error — it declines, and Hydra itself reads the word.
 # tests/test_hydra_reader.py holds it to real Hydra.
 
 # The value-mode tokens. ANTLR's lexer takes the longest match; this order gives the same: blanks
@@ -185,14 +186,14 @@ def _element(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, int]
     i += 1
     while toks[i][0] != close:  # `[]`, `{}`, else items separated by `,` up to the close
         if kind == "[":
-            v, i = _element(toks, i, depth + 1)
+            item, i = _element(toks, i, depth + 1)
         else:
             k, i = _primitive_at(toks, i, _DICT_KEY)
             if toks[i][0] != "colon":
                 raise _Decline
             v, i = _element(toks, i + 1, depth + 1)
-            v = (k, v)
-        items.append(v)
+            item = (k, v)
+        items.append(item)
         if toks[i][0] == ",":
             i += 1
             if toks[i][0] == close:
