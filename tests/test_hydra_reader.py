@@ -60,7 +60,7 @@ def check(word: str) -> bool:
 
 # --- the grammar of words ----------------------------------------------------------------------
 
-def mostly(good: list[str], bad: list[str]) -> st.SearchStrategy[str]:
+def mostly(good: list, bad: list) -> st.SearchStrategy:
     """One of `good`; one time in fifteen one of `bad` (a near miss)."""
     # (not st.integers: it draws its bounds far more often than one time in fifteen)
     return st.sampled_from([False] * 14 + [True]).flatmap(
@@ -126,11 +126,12 @@ KEYS = mostly(["a", "trainer.logger", "actor_rollout_ref.actor.checkpoint.save_c
 @st.composite
 def words(draw) -> str:
     value = draw(ELEMENTS)
-    if draw(st.integers(0, 14)) == 0:  # a sweep, or a value glued to another
-        value += draw(st.sampled_from([",", ", ", " ", ""])) + draw(ELEMENTS)
+    glue = draw(mostly([None], [",", ", ", " ", ""]))  # a sweep, or a value glued to another
+    if glue is not None:
+        value += glue + draw(ELEMENTS)
     return (draw(mostly(["", "+", "++", "~"], ["+~"])) + draw(KEYS)
             + draw(mostly(["=", "= ", "=\t "], [" =", ""])) + value
-            + draw(mostly([""], [" ", "\t", "\n"])))  # blanks after a container: an error
+            + draw(mostly([""], [" ", "\t", "\n"])))  # (an error after a container or a quote)
 
 
 # every character that means something to Hydra's lexer, a few letters and digits, and two it
