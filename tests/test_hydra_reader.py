@@ -139,7 +139,9 @@ def words(draw) -> str:
 FUZZ = st.text(alphabet=st.sampled_from(list("a1e._-+:,=[]{}()'\"\\$ \t@/~é\n")), max_size=14)
 
 
-@settings(max_examples=max(1500, settings().max_examples))
+# a generated word costs ≈ 5 ms (hypothesis drawing it), a Hydra parse ≈ 0.3 ms; the `long`
+# profile draws 2000 of each
+@settings(max_examples=max(600, settings().max_examples))
 @given(words())
 @example("trainer.logger=['console', \"wandb\"]")
 @example("a={a:1,true:2,1:3}")  # `true` and `1` are one key in Hydra's dict
@@ -166,7 +168,8 @@ def test_the_reader_takes_what_verl_scripts_write():
              "+x.patches=[{target_functions:['a.b'],type:causal_lm_loss}]",
              "+x.apply_modules={model.layers.\\{*\\}:{},lm_head:{}}",
              "ray_kwargs.ray_init.runtime_env.py_executable=uv -v run --extra vllm",
-             "data.truncation='error'", "a=${oc.env:HOME,/tmp}/x", "a=[]", "a={}", "a=[[1],[]]"]
+             "data.truncation='error'", "a=${oc.env:HOME,/tmp}/x", "a=[]", "a={}", "a=[[1],[]]",
+             "a=[ 'x' , \"y\" ]", "a={k: [1] , j: {} }"]  # blanks before `,` `]` `}` go with them
     assert [w for w in taken if not check(w)] == []
     declined = ["a=1,2", "a=choice(1,2)", "a=int(3)", "a=[1,]", "a='x", "a=é", "a=b=c",
                 "hydra/launcher=basic", "a=x ]", "a={'k':1}", "a={${x}:1}", "a=${a.${b}}"]
