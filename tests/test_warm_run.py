@@ -219,3 +219,20 @@ def test_real_folder_is_realpath_built_on_the_parents(tmp_path):
         path = f"{base}/{folder}"
         assert fileio.real_folder(path) == os.path.realpath(path), folder
     fileio.real_folder.cache_clear()
+
+
+def test_the_rule_index_holds_the_built_in_rules_only(tmp_path):
+    # settings load `extend-rules` before they resolve selectors: a rule added at run time
+    # must not be indexed as built in for the runs after (it would be `ALL` there)
+    probe = ("from verl_lint.rules import registry\n"
+             "from verl_lint.result_cache import code_stamp\n"
+             "from verl_lint.verl import cache\n"
+             "class Added:\n    code, name = 'VL999', 'added-at-run-time'\n"
+             "registry.add_rules([Added])\n"
+             "assert registry.rule_names()['VL999'] == 'added-at-run-time'\n"
+             "index = cache.load('rule-index', code_stamp())\n"
+             "print('VL101' in index, 'VL999' in index)")
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("VERL_LINT_NO_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "False"], out.stderr

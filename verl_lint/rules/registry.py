@@ -52,8 +52,10 @@ def rule_names() -> dict[str, str]:
 
         index = cache.load("rule-index", code_stamp())
         if index is cache.MISS:
+            added = dict(_RULES)  # at run time (`extend-rules`): not the built-in rules' index
             _load_builtin()
-            cache.store("rule-index", code_stamp(), {c: r.name for c, r in _RULES.items()})
+            cache.store("rule-index", code_stamp(),
+                        {c: r.name for c, r in _RULES.items() if added.get(c) is not r})
         else:
             _INDEX = index
     if not _LOADED:
