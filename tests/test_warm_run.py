@@ -221,18 +221,24 @@ def test_real_folder_is_realpath_built_on_the_parents(tmp_path):
     fileio.real_folder.cache_clear()
 
 
-def test_the_rule_index_holds_the_built_in_rules_only(tmp_path):
-    # settings load `extend-rules` before they resolve selectors: a rule added at run time
-    # must not be indexed as built in for the runs after (it would be `ALL` there)
-    probe = ("from verl_lint.rules import registry\n"
-             "from verl_lint.result_cache import code_stamp\n"
-             "from verl_lint.verl import cache\n"
-             "class Added:\n    code, name = 'VL999', 'added-at-run-time'\n"
-             "registry.add_rules([Added])\n"
-             "assert registry.rule_names()['VL999'] == 'added-at-run-time'\n"
-             "index = cache.load('rule-index', code_stamp())\n"
-             "print('VL101' in index, 'VL999' in index)")
-    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("VERL_LINT_NO_CACHE", None)
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["True", "False"], out.stderr
+@pytest.mark.parametrize("extend", [False, True])
+def test_a_cached_sarif_run_lists_the_rules_without_loading_them(cache_dir, fixable, extend):
+    import test_knowledge
+
+    folder = fixable
+    if extend:  # a team's rule added at run time is listed too
+        (fixable.parent / "team").mkdir()
+        folder = test_knowledge._project(fixable.parent / "team", test_knowledge.TEAM_RULE).parent
+    probe = ("import sys; from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('RULES LOADED' if 'verl_lint.rules.base' in sys.modules else 'NO RULES',"
+             " file=sys.stderr)")
+    cmd = [sys.executable, "-c", probe, "check", "--format", "sarif", "--exit-zero", "."]
+    uncached = subprocess.run([*cmd[:-1], "--no-cache", "."], cwd=folder, capture_output=True,
+                              text=True)
+    assert ('"id": "TEAM101"' in uncached.stdout) == extend and '"id": "VL101"' in uncached.stdout
+    for _ in range(2):  # fills the caches, then answers from them
+        warm = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
+        assert warm.stdout == uncached.stdout
+    # (a team's rules are built from their YAML on every start: the rules' base loads then)
+    assert extend or "NO RULES" in warm.stderr, warm.stderr
