@@ -199,6 +199,34 @@ class FixSpec(BaseModel):
     applicability: Literal["safe", "unsafe"] = "safe"
 
 
+class _Family(BaseModel):
+    """A model family of `model_families.yaml`."""
+
+    model_config = _STRICT
+    name: str
+    label: str | None = None  # how messages name it ("Qwen3.5"); default: name
+    match: str
+    traits: tuple[str, ...] = ()
+    params_b: float | None = None
+    # the Hugging Face `architectures` a checkpoint of the family may declare (config.json)
+    architectures: tuple[str, ...] = ()
+    note: str = ""
+
+
+class _Trait(BaseModel):
+    model_config = _STRICT
+    trait: str
+    match: str
+
+
+class FamilyTable(BaseModel):
+    """`model_families.yaml`: model path → family, traits, size (`families.FamilyMatcher`)."""
+
+    model_config = _STRICT
+    families: tuple[_Family, ...] = Field(default_factory=tuple)
+    traits: tuple[_Trait, ...] = Field(default_factory=tuple)
+
+
 class RuleSpec(BaseModel):
     """One knowledge-base rule file."""
 
