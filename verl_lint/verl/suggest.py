@@ -60,25 +60,34 @@ def leaf_similarity(a: str, b: str) -> float:
         import difflib  # only for an unknown key: keeps it off the start-up path
 
         score = difflib.SequenceMatcher(None, a, b).ratio()
-    if (len(a) >= 2 and _acronym(b) == a) or (len(b) >= 2 and _acronym(a) == b):
+    # an acronym has a letter per word and no `_`; a name whose words are a subsequence of
+    # another's is the shorter one and has two words or more: the tests below only run where
+    # they can hold (a did-you-mean compares a key with a few thousand names)
+    if (_may_be_acronym(a, b) and _acronym(b) == a) or (_may_be_acronym(b, a) and _acronym(a) == b):
         score = max(score, 0.95)
-    pa, pb = a.split("_"), b.split("_")
-    if _subsequence(pa, pb) or _subsequence(pb, pa):
+    if (len(a) < len(b) and "_" in a and _subsequence(a.split("_"), b.split("_"))) or \
+            (len(b) < len(a) and "_" in b and _subsequence(b.split("_"), a.split("_"))):
         score = max(score, 0.9)
     return score
 
 
+def _may_be_acronym(short: str, name: str) -> bool:
+    return 2 <= len(short) <= name.count("_") + 1 and "_" not in short
+
+
+@lru_cache(maxsize=8192)
+def _letters(name: str) -> dict[str, int]:
+    """How often each character occurs in `name` (read, never changed)."""
+    counts: dict[str, int] = {}
+    for ch in name:
+        counts[ch] = counts.get(ch, 0) + 1
+    return counts
+
+
 def _quick_ratio(a: str, b: str) -> float:
     """`difflib.SequenceMatcher(None, a, b).quick_ratio()`: the letters the two share."""
-    left: dict[str, int] = {}
-    for ch in b:
-        left[ch] = left.get(ch, 0) + 1
-    matches = 0
-    for ch in a:
-        n = left.get(ch, 0)
-        if n > 0:
-            left[ch] = n - 1
-            matches += 1
+    theirs = _letters(b)
+    matches = sum(min(n, theirs.get(ch, 0)) for ch, n in _letters(a).items())
     return 2.0 * matches / (len(a) + len(b))
 
 
