@@ -158,7 +158,10 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
         if ".".join(parts[:i]) in known:
             ancestor = ".".join(parts[:i])
             break
-    scored = []
+    # (bound, 2 × leaf similarity, inside, path): the path's spelling ratio is at most
+    # difflib's real_quick_ratio, so a candidate whose bound is already out of reach of the
+    # best score needs no SequenceMatcher (the same ones are kept, in the same order)
+    candidates = []
     for name, named in by_leaf.items():  # each name compared once, not once per path
         s = leaf_similarity(leaf, name)
         if s < 0.8:
@@ -167,10 +170,18 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
             inside = (not ancestor and len(parts) > 1 and
                       p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
                 (ancestor and p.startswith(ancestor + "."))
-            score = 2 * s + _path_ratio(key, p) + (1 if inside else 0)
-            scored.append((score, p))
+            bonus = 1 if inside else 0
+            bound = 2 * s + 2.0 * min(len(key), len(p)) / (len(key) + len(p)) + bonus
+            candidates.append((bound, s, bonus, p))
+    scored = []
+    best = None
+    for bound, s, bonus, p in sorted(candidates, key=lambda t: -t[0]):
+        if best is not None and bound < best - 0.12:
+            break  # neither within reach of the best nor the best: nor is any after it
+        score = 2 * s + _path_ratio(key, p) + bonus
+        scored.append((score, p))
+        best = score if best is None else max(best, score)
     if scored:
-        best = max(score for score, _ in scored)
         add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)
     return out[:limit]
 
