@@ -108,3 +108,39 @@ _TREES = st.recursive(st.integers(0, 3), lambda inner: st.dictionaries(_SEGMENT,
 def test_closest_keys_in_a_tree_equal_scoring_every_candidate(tree, key_parts, limit):
     key = ".".join(key_parts)
     assert suggest._closest_in_tree(key, tree, limit) == _reference_closest(key, tree, limit)
+
+
+_LAUNCH = """#!/bin/bash
+# verl==0.9.1
+set -xeuo pipefail
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    actor_rollout_ref.actor.ppo_micro_batch_sizes=8 \\
+    actor_rollout_ref.rollout.name=vllm \\
+    trainer.total_epochs=2
+"""
+
+
+def test_a_cold_lint_imports_no_pydantic_yaml_or_hydra(tmp_path):
+    """Linting without the result cache (the verl caches warm, as after a first run) loads
+    the knowledge base's rules in their plain form: no pydantic (≈ 40 ms of every start), and
+    neither PyYAML nor Hydra for the bundled configs."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "run.sh"
+    script.write_text(_LAUNCH)
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("VERL_LINT_NO_CACHE", None)
+    probe = ("import sys; from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('LOADED', sorted({m.split('.')[0] for m in sys.modules}"
+             " & {'pydantic', 'yaml', 'hydra', 'omegaconf'}), file=sys.stderr)")
+    runs = [subprocess.run([sys.executable, "-c", probe, "check", "--no-cache", "--format",
+                            "concise", str(script)], capture_output=True, text=True, env=env)
+            for _ in range(2)]
+    assert "VL201" in runs[1].stdout, runs[1].stdout + runs[1].stderr  # it did lint
+    assert runs[0].stdout == runs[1].stdout
+    assert "LOADED []" in runs[1].stderr, runs[1].stderr
