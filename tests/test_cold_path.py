@@ -144,3 +144,33 @@ def test_a_cold_lint_imports_no_pydantic_yaml_or_hydra(tmp_path):
     assert "VL201" in runs[1].stdout, runs[1].stdout + runs[1].stderr  # it did lint
     assert runs[0].stdout == runs[1].stdout
     assert "LOADED []" in runs[1].stderr, runs[1].stderr
+
+
+def test_enum_index_gives_the_first_entry_naming_a_key():
+    """`enum_for`/`enum_separator` look a key up in an index of enums.json: the entry found
+    is the first one whose `key` or `also_applies_to` names it, as a scan finds."""
+    from verl_lint.verl import data
+    from verl_lint.verl.release import _enum_entries
+
+    entries = data.enums()
+    keys = {k for e in entries for k in (e["key"], *e.get("also_applies_to", ()))}
+    assert len(keys) > 10
+    for key in keys | {"trainer.not_an_enum"}:
+        scan = next((e for e in entries if key == e["key"] or key in e.get("also_applies_to", ())),
+                    None)
+        assert _enum_entries().get(key) is scan, key
+
+
+def test_device_blocks_kept_for_the_last_model_only():
+    from verl_lint.rules.shell._shell import device_blocks
+    from verl_lint.shell import parse_script
+    from verl_lint.source import SourceText
+
+    text = ('case "$DEVICE" in\n  npu) export HCCL_X=1 ;;\n  *) export NCCL_X=1 ;;\nesac\n'
+            'if [ "$DEVICE" = npu ]; then A=1; fi\necho done\n')
+    one, two = (parse_script(SourceText(t.encode())) for t in (text, "echo hi\n" + text))
+    first = device_blocks(one)
+    assert [type(b).__name__ for b in first] == ["Case", "If"]
+    assert device_blocks(one) is first
+    assert [b.span.start for b in device_blocks(two)] == [b.span.start + 8 for b in first]
+    assert device_blocks(one) == first

@@ -146,27 +146,24 @@ class VerlRelease:
         The curated list of the bundled release (enums.json: per release, or for the `releases`
         range an entry names), widened by the names this verl's own code registers (a fork's
         `@register_adv_est("my_est")`). `null` in a list is the Hydra spelling of None."""
-        for entry in data.enums():
-            if key != entry["key"] and key not in entry.get("also_applies_to", ()):
-                continue
-            if not in_range(self.version, entry.get("releases")):
-                return None
-            per = entry.get("per_version")
-            values = per.get(self.version) if per is not None else entry["values"]
-            if not isinstance(values, list):
-                return None
-            allowed = ["null" if v is None else str(v) for v in values]
-            allowed += [n for n in self.registries.get(entry["key"], ()) if n not in allowed]
-            return tuple(allowed), bool(entry.get("open")), entry.get("source", "")
-        return None
+        entry = _enum_entries().get(key)
+        if entry is None:
+            return None
+        if not in_range(self.version, entry.get("releases")):
+            return None
+        per = entry.get("per_version")
+        values = per.get(self.version) if per is not None else entry["values"]
+        if not isinstance(values, list):
+            return None
+        allowed = ["null" if v is None else str(v) for v in values]
+        allowed += [n for n in self.registries.get(entry["key"], ()) if n not in allowed]
+        return tuple(allowed), bool(entry.get("open")), entry.get("source", "")
 
     def enum_separator(self, key: str) -> str | None:
         """The separator of a field that takes several enum values in one string
         (`rollout_rs=token_k1,seq_max_k2`), else None."""
-        for entry in data.enums():
-            if key == entry["key"] or key in entry.get("also_applies_to", ()):
-                return entry.get("separator")
-        return None
+        entry = _enum_entries().get(key)
+        return entry.get("separator") if entry is not None else None
 
     def renames_of(self, key: str) -> tuple[dict[str, Any], ...]:
         """renames.json entries whose old key is `key` and which happened by this release."""
@@ -192,6 +189,17 @@ class VerlRelease:
             if k == key and (entry.get("since") is None or self.at_least(entry["since"])):
                 out[v] = entry
         return out
+
+
+@lru_cache(maxsize=1)
+def _enum_entries() -> dict[str, dict[str, Any]]:
+    """{key: the first enums.json entry for it (its `key` or one of `also_applies_to`)}: one
+    pass over the entries, not one per override key the rules ask about."""
+    index: dict[str, dict[str, Any]] = {}
+    for entry in data.enums():
+        for key in (entry["key"], *entry.get("also_applies_to", ())):
+            index.setdefault(key, entry)
+    return index
 
 
 @lru_cache(maxsize=None)
