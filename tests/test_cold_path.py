@@ -174,3 +174,11 @@ def test_device_blocks_kept_for_the_last_model_only():
     assert device_blocks(one) is first
     assert [b.span.start for b in device_blocks(two)] == [b.span.start + 8 for b in first]
     assert device_blocks(one) == first
+
+
+@given(st.binary(max_size=60).map(lambda b: b.replace(b"\x00", b"\n")))
+def test_line_starts_are_the_offsets_after_each_newline(data):
+    from verl_lint.source import SourceText
+
+    expected = [0] + [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
+    assert list(SourceText(data).line_starts) == expected
