@@ -1,8 +1,10 @@
 """The YAML format of knowledge-base rules (top-level `rules/*.yaml`, `extend-rules` folders).
 
 One file = one rule. The pydantic models below are the format's reference; README section
-`knowledge-base` shows a full example. Every validation problem is reported as
-`<file>: rule <code>: field <path>: <problem>` (see `loader.py`).
+`knowledge-base` shows a full example. A validated model is kept, and linted with, as its
+`plain.plain` copy: this module (and pydantic) is imported only to validate a rule file.
+Every validation problem is reported as `<file>: rule <code>: field <path>: <problem>` (see
+`loader.py`).
 """
 
 from __future__ import annotations
