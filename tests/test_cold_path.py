@@ -182,3 +182,17 @@ def test_line_starts_are_the_offsets_after_each_newline(data):
 
     expected = [0] + [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
     assert list(SourceText(data).line_starts) == expected
+
+
+def test_is_group_answers_as_group_options_does():
+    from verl_lint.verl.release import load_release
+
+    release = load_release("0.9.1")
+    for entry in release.entry_points.values():
+        folders = (entry.config_dir, *entry.search)
+        names = {g for d in folders for g in release.dir_index(d)[0]}
+        assert names
+        for name in names | {"trainer", "trainer.nnodes", "hydra", "hydra/launcher", "nope/x"}:
+            assert release.is_group(entry, name) == (
+                name.startswith("hydra/") or name == "hydra" or
+                release.group_options(entry, name) is not None), name

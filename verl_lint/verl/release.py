@@ -113,7 +113,15 @@ class VerlRelease:
 
     def is_group(self, entry: EntryPoint, name: str) -> bool:
         return name.startswith("hydra/") or name == "hydra" or \
-            self.group_options(entry, name) is not None
+            name in self._group_names(entry.config_dir, tuple(entry.search))
+
+    @lru_cache(maxsize=None)
+    def _group_names(self, config_dir: str, search: tuple[str, ...]) -> frozenset[str]:
+        """The config groups of these folders (`group_options` is not None for them): the
+        analysis asks for every override of every launch."""
+        return frozenset(group for folder in (config_dir, *search)
+                         for group, options in self.dir_index(folder)[0].items()
+                         if options is not None)
 
     def has_config_name(self, entry: EntryPoint, name: str) -> bool:
         return any(name in self.dir_index(d)[1] for d in (entry.config_dir, *entry.search))
