@@ -196,3 +196,47 @@ def test_is_group_answers_as_group_options_does():
             assert release.is_group(entry, name) == (
                 name.startswith("hydra/") or name == "hydra" or
                 release.group_options(entry, name) is not None), name
+
+
+def _reference_skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
+    """`lexer.skip_brace` stepping one byte at a time, as before it skipped plain runs."""
+    from verl_lint.shell import lexer
+
+    j = i
+    while j < end:
+        c = data[j]
+        if c == lexer.BS:
+            j += 2
+        elif c == lexer.SQ and not dq:
+            j = lexer.skip_single(data, j, end)
+        elif c == lexer.DQ:
+            j = lexer.skip_double(data, j, end)
+        elif c == lexer.BT:
+            j = lexer.skip_escaped(data, j, end)
+        elif c == lexer.DOL:
+            j = lexer.skip_dollar(data, j, end, dq)
+        elif c == lexer.RB:
+            return j + 1
+        else:
+            j += 1
+    return end
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"}", b"{", b"$", b"${", b"'", b'"', b"\\", b"`", b"(",
+                                 b")", b" ", b"x_1", b"\n", b"\xc3\xa9"]), max_size=25)
+       .map(b"".join), st.booleans(), st.integers(0, 3))
+def test_skip_brace_equals_stepping_byte_by_byte(data, dq, cut):
+    from verl_lint.shell.lexer import skip_brace
+
+    end = max(0, len(data) - cut)
+    assert skip_brace(data, 0, end, dq) == _reference_skip_brace(data, 0, end, dq)
+
+
+def test_skip_brace_on_nested_and_quoted_words():
+    from verl_lint.shell.lexer import skip_brace
+
+    for data in (b'X:-${Y:-a}}b', b"X:-'}'}b", b'X:-"}"}b', b'X:-\\}}b', b"X:-`}`}b", b"X"):
+        for dq in (False, True):
+            assert skip_brace(data, 0, len(data), dq) == \
+                _reference_skip_brace(data, 0, len(data), dq), (data, dq)

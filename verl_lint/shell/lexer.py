@@ -119,10 +119,21 @@ def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
     return end
 
 
+# the bytes `skip_brace` steps over one at a time: a run of them is skipped in one match
+_BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
+_BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
+
+
 def skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
     """`i` just after `${`; index after the matching `}`."""
+    plain = (_BRACE_PLAIN_DQ if dq else _BRACE_PLAIN).match
     j = i
     while j < end:
+        m = plain(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
