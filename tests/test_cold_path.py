@@ -240,3 +240,28 @@ def test_skip_brace_on_nested_and_quoted_words():
         for dq in (False, True):
             assert skip_brace(data, 0, len(data), dq) == \
                 _reference_skip_brace(data, 0, len(data), dq), (data, dq)
+
+
+_SHELL_BITS = st.sampled_from([b"a", b"x=1", b" ", b"\t", b"\n", b"#", b"# c\n", b"'q'", b'"d $X"',
+                               b"$", b"${X:-[1]}", b"${oc.env:HOME}", b"$((1+2))", b"$(ls)", b"`",
+                               b"\\", b"\\\n", b"<<EOF\nbody\nEOF\n", b"<<'E' || {\n", b"E\n",
+                               b"<>", b";", b"&", b"|", b"(", b")", b"}", b"\xc3\xa9"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SHELL_BITS, max_size=30).map(b"".join))
+def test_masking_skips_plain_runs_as_stepping_byte_by_byte_does(data):
+    """`_mask_range` jumps over runs of bytes it has nothing to do with; with the jump
+    disabled (a pattern that matches nothing) it steps byte by byte: the same result."""
+    import re
+
+    from verl_lint.shell import parser
+
+    fast = parser.masked(data)
+    saved = parser._MASK_PLAIN
+    parser._MASK_PLAIN = re.compile(rb"(?!)")
+    try:
+        slow = parser.masked(data)
+    finally:
+        parser._MASK_PLAIN = saved
+    assert fast == slow
