@@ -41,6 +41,14 @@ def _dec(b: bytes) -> str:
     return b.decode("utf-8", errors="replace")
 
 
+# the bytes `skip_double`, `skip_parens` and `skip_brace` step over one at a time: a run of
+# them is skipped in one match (the skips find the end of every quote and expansion)
+_DOUBLE_PLAIN = re.compile(rb"[^\\\"$`]+")
+_PARENS_PLAIN = re.compile(rb"[^\\'\"`$#()]+")
+_BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
+_BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
+
+
 def skip_single(data: bytes, i: int, end: int) -> int:
     """`i` at an opening `'`; index after the closing one (or `end`)."""
     j = data.find(b"'", i + 1, end)
@@ -55,6 +63,11 @@ def skip_double(data: bytes, i: int, end: int,
         dollar = skip_dollar
     j = i + 1
     while j < end:
+        m = _DOUBLE_PLAIN.match(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
@@ -89,6 +102,11 @@ def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
     depth = 1
     j = i
     while j < end:
+        m = _PARENS_PLAIN.match(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
@@ -119,9 +137,6 @@ def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
     return end
 
 
-# the bytes `skip_brace` steps over one at a time: a run of them is skipped in one match
-_BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
-_BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
 
 
 def skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
