@@ -54,45 +54,6 @@ def test_leaf_similarity_on_verl_names():
         assert suggest.leaf_similarity.__wrapped__(a, b) == _reference_similarity(a, b) > 0.8
 
 
-def _reference_closest(key: str, tree: dict, limit: int) -> list[str]:
-    """`_closest_in_tree` as it was written before it bounded the path ratios: every
-    candidate scored with SequenceMatcher."""
-    _, paths, by_leaf = suggest._indexed(tree)
-    known = set(paths)
-    parts = key.split(".")
-    leaf = parts[-1]
-    out: list[str] = []
-    role = suggest.role_of(key)
-
-    def add(items):
-        for item in items:
-            if item not in out and item != key and suggest._same_place(item, key, role, tree):
-                out.append(item)
-
-    add(sorted((p for p in paths if p.endswith("." + key)), key=len))
-    add(k for k in suggest._regrouped(key) if k in known)
-    ancestor = ""
-    for i in range(len(parts) - 1, 0, -1):
-        if ".".join(parts[:i]) in known:
-            ancestor = ".".join(parts[:i])
-            break
-    scored = []
-    for name, named in by_leaf.items():
-        s = suggest.leaf_similarity(leaf, name)
-        if s < 0.8:
-            continue
-        for p in named:
-            inside = (not ancestor and len(parts) > 1 and
-                      p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
-                (ancestor and p.startswith(ancestor + "."))
-            scored.append((2 * s + difflib.SequenceMatcher(None, key, p).ratio()
-                           + (1 if inside else 0), p))
-    if scored:
-        best = max(score for score, _ in scored)
-        add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)
-    return out[:limit]
-
-
 # near spellings of a few verl names: many candidates score within reach of the best
 _SEGMENT = st.sampled_from(["actor", "ref", "rollout", "lr", "learning_rate", "micro_batch",
                             "micro_batch_size", "micro_batch_sizes", "micro_bach_size",
@@ -106,8 +67,16 @@ _TREES = st.recursive(st.integers(0, 3), lambda inner: st.dictionaries(_SEGMENT,
 @given(_TREES.filter(lambda t: isinstance(t, dict)), st.lists(_SEGMENT, min_size=1, max_size=4),
        st.integers(1, 5))
 def test_closest_keys_in_a_tree_equal_scoring_every_candidate(tree, key_parts, limit):
+    """Candidates whose bound is out of reach are not scored; with a bound no candidate is
+    out of reach of, every one is: the same suggestions."""
     key = ".".join(key_parts)
-    assert suggest._closest_in_tree(key, tree, limit) == _reference_closest(key, tree, limit)
+    pruned = suggest._closest_in_tree(key, tree, limit)
+    saved = suggest._ratio_bound
+    suggest._ratio_bound = lambda a, b: 10.0
+    try:
+        assert pruned == suggest._closest_in_tree(key, tree, limit)
+    finally:
+        suggest._ratio_bound = saved
 
 
 _LAUNCH = """#!/bin/bash

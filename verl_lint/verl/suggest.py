@@ -91,6 +91,11 @@ def _quick_ratio(a: str, b: str) -> float:
     return 2.0 * matches / (len(a) + len(b))
 
 
+def _ratio_bound(a: str, b: str) -> float:
+    """difflib's real_quick_ratio: never below `_path_ratio(a, b)`."""
+    return 2.0 * min(len(a), len(b)) / (len(a) + len(b))
+
+
 def _path_ratio(a: str, b: str) -> float:
     import difflib
 
@@ -171,7 +176,7 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
                       p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
                 (ancestor and p.startswith(ancestor + "."))
             bonus = 1 if inside else 0
-            bound = 2 * s + 2.0 * min(len(key), len(p)) / (len(key) + len(p)) + bonus
+            bound = 2 * s + _ratio_bound(key, p) + bonus
             candidates.append((bound, s, bonus, p))
     scored = []
     best = None
