@@ -234,3 +234,27 @@ def test_masking_skips_plain_runs_as_stepping_byte_by_byte_does(data):
     finally:
         parser._MASK_PLAIN = saved
     assert fast == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SHELL_BITS, max_size=25).map(b"".join),
+       st.sampled_from(["none", "double", "heredoc"]))
+def test_general_lexer_takes_literal_runs_as_one_character_at_a_time(data, mode):
+    """`WordLexer.pieces` appends a run of plain ASCII at once; with that disabled it takes
+    one character at a time: the same pieces."""
+    import re
+
+    from verl_lint.shell import lexer
+    from verl_lint.source import SourceText
+
+    def lexed():
+        src = SourceText(data)
+        return lexer.WordLexer(data, src.lazy_span).pieces(0, len(data), mode)
+
+    fast = lexed()
+    saved = lexer._LITERAL_RUN
+    lexer._LITERAL_RUN = re.compile(rb"(?!)")
+    try:
+        assert fast == lexed()
+    finally:
+        lexer._LITERAL_RUN = saved

@@ -47,6 +47,8 @@ _DOUBLE_PLAIN = re.compile(rb"[^\\\"$`]+")
 _PARENS_PLAIN = re.compile(rb"[^\\'\"`$#()]+")
 _BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
 _BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
+# what the general lexer (`WordLexer.pieces`) takes as literal characters in every quoting
+_LITERAL_RUN = _PLAIN  # its own name: a test disables it alone
 
 
 def skip_single(data: bytes, i: int, end: int) -> int:
@@ -424,6 +426,11 @@ class WordLexer:
                 out.append(Piece(kind="process", span=self.span_of(i, j), text=_dec(data[i:j]),
                                  body=_dec(data[i + 2:max(j - 1, i + 2)])))
                 i = run_start = j
+                continue
+            m = _LITERAL_RUN.match(data, i, end)
+            if m is not None:  # plain ASCII: the characters one at a time would append
+                buf.append(m.group().decode("ascii"))
+                i = m.end()
                 continue
             # a plain character (whole UTF-8 sequence)
             k = i + 1
