@@ -66,18 +66,16 @@ def _primitive(text: str) -> Any:
 @lru_cache(maxsize=16384)  # scripts repeat the same override words; Parsed is immutable
 def parse(text: str) -> Parsed:
     """Parse a whole override word (`+a.b=1`, `~x`, `model_engine=megatron`)."""
-    prefix = "++" if text.startswith("++") else text[:1] if text[:1] in ("+", "~") else ""
-    body = text[len(prefix):]
-    key, eq, value = body.partition("=")
-    if _KEY.fullmatch(key) and _PLAIN.fullmatch(value) and (eq or prefix == "~"):
-        return Parsed(prefix=prefix, key=key, value=_primitive(value) if eq else None,
-                      has_value=bool(eq))
+    fast = read_word(text)
+    if fast is not None:
+        return fast
+    head, _, value = text.partition("=")
     depth = nesting(value)
     if depth > MAX_NESTING:
-        head = _hydra_parse(f"{prefix}{key}=0")
-        if head.error is not None:
-            return head
-        return head._replace(value=Unknown(
+        p = parse(f"{head}=0")
+        if p.error is not None:
+            return p
+        return p._replace(value=Unknown(
             reason=f"a value nested {depth} deep (verl-lint reads Hydra values up to "
                    f"{MAX_NESTING} deep)"))
     return _hydra_parse(text)
@@ -110,6 +108,119 @@ def nesting(value: str) -> int:
             depth -= 1
         i += 1
     return deepest
+
+
+# Override words are read here as Hydra 1.3 reads them (hydra/grammar/OverrideLexer.g4,
+# OverrideParser.g4, core/override_parser/overrides_visitor.py): `key=plain` by one regex; quoted
+# strings, lists, dicts, blanks, escapes, interpolations and `group@package` keys by a small
+# tokenizer and recursive descent, so that an unseen script need not import Hydra (≈ 0.14 s a
+# process). What the reader does not model — sweeps, functions, `=`, `(`, group paths with `/`,
+# odd characters, any syntax error — it declines, and Hydra itself reads the word.
+# tests/test_hydra_reader.py holds it to real Hydra.
+
+# The value-mode tokens. ANTLR's lexer takes the longest match; this order gives the same: blanks
+# next to `,` `:` `]` `}` (and after `[` `{`) belong to that token, other blanks are WS.
+_TOKEN = re.compile(r"""
+    (?P<quoted>'(?:\\.|[^\\'])*'|"(?:\\.|[^\\"])*")  # ends at a quote after an even run of `\`
+  | (?P<interp>\$\{[^}]+\})                         # INTERPOLATION: up to the first `}`
+  | (?P<esc>\\[\\()\[\]{}:=,\ \t])                  # ESC: an escaped character
+  | (?P<chars>[A-Za-z0-9_\-/+.%*@?|]+|[$\\])        # ID, INT, FLOAT, BOOL, NULL, UNQUOTED_CHAR
+  | (?P<colon>[ \t]*:[ \t]*)
+  | (?P<sep>[ \t]*(?:,[ \t]*|[\]}])|[\[{][ \t]*)
+  | (?P<ws>[ \t]+)
+""", re.S | re.X)
+# QuotedString unescaping: a run of n backslashes before the quote (n odd) or at the end (n even)
+# keeps n // 2 of them; every other backslash stays
+_UNQUOTE = {q: re.compile(rf"(\\+)({q}|\Z)") for q in "'\""}
+_PRIMITIVE = ("chars", "esc", "ws", "interp", "colon")
+_DICT_KEY = ("chars", "esc", "ws")  # Hydra's dictKey: no `:` and no interpolation
+
+
+class _Decline(Exception):
+    """The word is not one the reader models: Hydra reads it."""
+
+
+def read_word(text: str) -> Parsed | None:
+    """Hydra's Parsed for a word this module reads without Hydra, else None."""
+    prefix = "++" if text.startswith("++") else text[:1] if text[:1] in ("+", "~") else ""
+    key, eq, value = text[len(prefix):].partition("=")
+    if _KEY.fullmatch(key) and _PLAIN.fullmatch(value) and (eq or prefix == "~"):
+        v = _primitive(value) if eq else None  # the common word: key=plain, or ~key
+        # Hydra's `~a=null` has no value, as `~a` (Override._value is None)
+        return Parsed(prefix=prefix, key=key, value=v, has_value=prefix != "~" or v is not None)
+    group, at, package = key.partition("@")  # `group@package`
+    if not _KEY.fullmatch(group) or (at and not _KEY.fullmatch(package)):
+        return None
+    package = package if at else None
+    if not eq:
+        return Parsed(prefix, group, package, None, has_value=False) if prefix == "~" else None
+    toks = []
+    pos, value = 0, value.lstrip(" \t")  # Hydra's EQUAL token takes the blanks after `=`
+    while pos < len(value):
+        m = _TOKEN.match(value, pos)
+        if m is None:
+            return None  # a character Hydra's lexer refuses, or one not modelled (`=`, `(`)
+        kind = m.lastgroup
+        toks.append((m.group().strip(" \t") if kind == "sep" else kind, m.group()))
+        pos = m.end()
+    toks.append(("end", ""))
+    try:
+        v, i = _element(toks, 0, 0) if len(toks) > 1 else ("", 0)
+    except _Decline:
+        return None
+    if toks[i][0] != "end":
+        return None  # a sweep `a,b`, or something after the value
+    return Parsed(prefix, group, package, v, has_value=prefix != "~" or v is not None)
+
+
+def _element(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, int]:
+    kind, tok = toks[i]
+    if kind == "quoted":
+        return _UNQUOTE[tok[0]].sub(lambda m: m[1][:len(m[1]) // 2] + m[2], tok[1:-1]), i + 1
+    if kind not in ("[", "{"):
+        return _primitive_at(toks, i, _PRIMITIVE)
+    if depth >= MAX_NESTING:
+        raise _Decline
+    close = "]" if kind == "[" else "}"
+    items: list[Any] = []
+    i += 1
+    while toks[i][0] != close:  # `[]`, `{}`, else items separated by `,` up to the close
+        if kind == "[":
+            item, i = _element(toks, i, depth + 1)
+        else:
+            k, i = _primitive_at(toks, i, _DICT_KEY)
+            if toks[i][0] != "colon":
+                raise _Decline
+            v, i = _element(toks, i + 1, depth + 1)
+            item = (k, v)
+        items.append(item)
+        if toks[i][0] == ",":
+            i += 1
+            if toks[i][0] == close:
+                raise _Decline  # `[1,]`
+        elif toks[i][0] != close:
+            raise _Decline
+    if kind == "[":
+        return items, i + 1
+    # Hydra builds a dict of the typed keys (`true` and `1` are one key), then _plain makes
+    # them strings
+    return {str(k): v for k, v in dict(items).items()}, i + 1
+
+
+def _primitive_at(toks: list[tuple[str, str]], i: int, allowed: tuple[str, ...]) -> tuple[Any, int]:
+    """One primitive: a run of tokens less a trailing blank, typed (by `_primitive`) when it is a
+    single INT, FLOAT, BOOL or NULL token."""
+    j = i
+    while toks[j][0] in allowed:
+        j += 1
+    if j == i:
+        raise _Decline  # no primitive here (Hydra: a syntax error)
+    # (a primitive never starts with WS: the token before it took the blanks)
+    end = j - 1 if toks[j - 1][0] == "ws" else j
+    text = "".join(t[1] if k == "esc" else t for k, t in toks[i:end])
+    # no escaped character (`\ `, `\,`, `\{`…) is part of an INT, FLOAT, BOOL or NULL token, so
+    # the unescaped text is typed as Hydra types the token
+    return _primitive(text), j
 
 
 @lru_cache(maxsize=8192)
