@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
+from itertools import accumulate
 from typing import Sequence
 from functools import cached_property
 
@@ -74,7 +75,6 @@ def _span(start: int, end: int, line: int, column: int, end_line: int, end_colum
 
 
 _new = object.__new__
-_NEWLINE = re.compile(b"\n")
 _CONTINUATION = re.compile(b"[\x80-\xbf]")
 _ASTRAL_LEAD = re.compile(rb"[\xf0-\xf4]")  # starts a 4-byte UTF-8 character
 _LONG_LINE = 4096  # bytes: beyond, a line's columns are counted with an index
@@ -93,8 +93,10 @@ class SourceText:
 
     @cached_property
     def line_starts(self) -> Sequence[int]:
-        # an array, not a list: 8 bytes a line instead of 36, for every report kept to the end
-        return array("q", [0, *(m.end() for m in _NEWLINE.finditer(self.data))])
+        # an array, not a list: 8 bytes a line instead of 36, for every report kept to the end;
+        # each line's length plus its newline, summed in C (a regex match a line was 1.5× it)
+        lines = self.data.split(b"\n")
+        return array("q", accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
 
     def trim(self) -> None:
         """Forget the decoded text (decoded again if read): a batch keeps every file's source

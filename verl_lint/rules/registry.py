@@ -31,8 +31,9 @@ def _load_builtin() -> None:
 
     import verl_lint.rules as pkg
 
+    # the knowledge base's pydantic schema defines no rule: loaded only to validate a rule file
     for info in pkgutil.walk_packages(pkg.__path__, prefix="verl_lint.rules."):
-        if info.name.rsplit(".", 1)[-1] not in {"base", "registry"}:
+        if info.name.rsplit(".", 1)[-1] not in {"base", "registry", "schema"}:
             importlib.import_module(info.name)
 
 

@@ -41,6 +41,16 @@ def _dec(b: bytes) -> str:
     return b.decode("utf-8", errors="replace")
 
 
+# the bytes `skip_double`, `skip_parens` and `skip_brace` step over one at a time: a run of
+# them is skipped in one match (the skips find the end of every quote and expansion)
+_DOUBLE_PLAIN = re.compile(rb"[^\\\"$`]+")
+_PARENS_PLAIN = re.compile(rb"[^\\'\"`$#()]+")
+_BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
+_BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
+# what the general lexer (`WordLexer.pieces`) takes as literal characters in every quoting
+_LITERAL_RUN = _PLAIN  # its own name: a test disables it alone
+
+
 def skip_single(data: bytes, i: int, end: int) -> int:
     """`i` at an opening `'`; index after the closing one (or `end`)."""
     j = data.find(b"'", i + 1, end)
@@ -55,6 +65,11 @@ def skip_double(data: bytes, i: int, end: int,
         dollar = skip_dollar
     j = i + 1
     while j < end:
+        m = _DOUBLE_PLAIN.match(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
@@ -89,6 +104,11 @@ def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
     depth = 1
     j = i
     while j < end:
+        m = _PARENS_PLAIN.match(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
@@ -119,10 +139,18 @@ def skip_parens(data: bytes, i: int, end: int, arith: bool = False) -> int:
     return end
 
 
+
+
 def skip_brace(data: bytes, i: int, end: int, dq: bool) -> int:
     """`i` just after `${`; index after the matching `}`."""
+    plain = (_BRACE_PLAIN_DQ if dq else _BRACE_PLAIN).match
     j = i
     while j < end:
+        m = plain(data, j, end)
+        if m is not None:
+            j = m.end()
+            if j >= end:
+                break
         c = data[j]
         if c == BS:
             j += 2
@@ -398,6 +426,11 @@ class WordLexer:
                 out.append(Piece(kind="process", span=self.span_of(i, j), text=_dec(data[i:j]),
                                  body=_dec(data[i + 2:max(j - 1, i + 2)])))
                 i = run_start = j
+                continue
+            m = _LITERAL_RUN.match(data, i, end)
+            if m is not None:  # plain ASCII: the characters one at a time would append
+                buf.append(m.group().decode("ascii"))
+                i = m.end()
                 continue
             # a plain character (whole UTF-8 sequence)
             k = i + 1

@@ -160,6 +160,11 @@ def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
     return bytes(out), lifted
 
 
+# what `_mask_range` looks at: quotes, expansions, escapes, comments, here-documents, newlines
+# and the bytes after which a word starts
+_MASK_PLAIN = re.compile(rb"[^\n\\'\"$`#< \t;&|()]+")
+
+
 def _mask_range(data: bytes, out: bytearray, i: int, end: int,
                 lifted: list[Lifted] | None = None) -> None:
     """`lifted`: where to record the here-documents blanked for what follows them on their line
@@ -167,6 +172,12 @@ def _mask_range(data: bytes, out: bytearray, i: int, end: int,
     pending: list[tuple] = []  # heredocs waiting for the next newline
     word_start = True
     while i < end:
+        m = _MASK_PLAIN.match(data, i, end)
+        if m is not None:  # bytes the loop would step over one by one, ending no word
+            i = m.end()
+            word_start = False
+            if i >= end:
+                break
         c = data[i]
         if c == NL:
             i += 1

@@ -20,7 +20,7 @@ import posixpath
 from pathlib import Path
 from typing import Any, Literal
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verl_lint.diagnostics import Edit, Fix
 from verl_lint.evaluate.model import Launch, Override, Unknown
@@ -199,13 +199,12 @@ def _with_launch_folders(release: VerlRelease, launch: Launch, entry: EntryPoint
                 return entry_lookup.Resolution(unresolved=why + _looked(launch.config_path, ws))
         elif folder != entry.config_dir:
             if not Path(folder, wanted).is_file() and not release.has_config_name(
-                    entry.model_copy(update={"config_dir": folder, "search": []}), wanted[:-5]):
+                    replace(entry, config_dir=folder, search=[]), wanted[:-5]):
                 return entry_lookup.Resolution(
                     unresolved=f"--config-path {launch.config_path}: no {wanted} in {folder}")
-            entry = entry.model_copy(update={
-                "config_dir": folder,
-                "search": entry_lookup.searchpath(Path(folder, wanted), release, ws)
-                if os.path.isabs(folder) else entry.search})
+            entry = replace(entry, config_dir=folder,
+                            search=entry_lookup.searchpath(Path(folder, wanted), release, ws)
+                            if os.path.isabs(folder) else entry.search)
     extra, unfound = [], []
     for d in launch.config_dirs:
         folder = entry_lookup.anchored_path(d, ws)
@@ -214,7 +213,7 @@ def _with_launch_folders(release: VerlRelease, launch: Launch, entry: EntryPoint
         elif folder not in entry.search:
             extra.append(folder)
     if extra or unfound:
-        entry = entry.model_copy(update={"search": [*entry.search, *extra], "unfound": unfound})
+        entry = replace(entry, search=[*entry.search, *extra], unfound=unfound)
     return entry_lookup.Resolution(entry=entry)
 
 

@@ -7,16 +7,14 @@ hydra is imported here, lazily: a warm run never reaches this module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 
-
-class ComposeFailure(BaseModel):
+@dataclass
+class ComposeFailure:
     """Hydra refused to compose: which override (if known) and Hydra's message."""
-
-    model_config = ConfigDict(defer_build=True)  # built only when Hydra refuses
 
     kind: str  # "missing-config" (unknown group option / config name), "override", "syntax"
     message: str

@@ -60,26 +60,40 @@ def leaf_similarity(a: str, b: str) -> float:
         import difflib  # only for an unknown key: keeps it off the start-up path
 
         score = difflib.SequenceMatcher(None, a, b).ratio()
-    if (len(a) >= 2 and _acronym(b) == a) or (len(b) >= 2 and _acronym(a) == b):
+    # an acronym has a letter per word and no `_`; a name whose words are a subsequence of
+    # another's is the shorter one and has two words or more: the tests below only run where
+    # they can hold (a did-you-mean compares a key with a few thousand names)
+    if (_may_be_acronym(a, b) and _acronym(b) == a) or (_may_be_acronym(b, a) and _acronym(a) == b):
         score = max(score, 0.95)
-    pa, pb = a.split("_"), b.split("_")
-    if _subsequence(pa, pb) or _subsequence(pb, pa):
+    if (len(a) < len(b) and "_" in a and _subsequence(a.split("_"), b.split("_"))) or \
+            (len(b) < len(a) and "_" in b and _subsequence(b.split("_"), a.split("_"))):
         score = max(score, 0.9)
     return score
 
 
+def _may_be_acronym(short: str, name: str) -> bool:
+    return 2 <= len(short) <= name.count("_") + 1 and "_" not in short
+
+
+@lru_cache(maxsize=8192)
+def _letters(name: str) -> dict[str, int]:
+    """How often each character occurs in `name` (read, never changed)."""
+    counts: dict[str, int] = {}
+    for ch in name:
+        counts[ch] = counts.get(ch, 0) + 1
+    return counts
+
+
 def _quick_ratio(a: str, b: str) -> float:
     """`difflib.SequenceMatcher(None, a, b).quick_ratio()`: the letters the two share."""
-    left: dict[str, int] = {}
-    for ch in b:
-        left[ch] = left.get(ch, 0) + 1
-    matches = 0
-    for ch in a:
-        n = left.get(ch, 0)
-        if n > 0:
-            left[ch] = n - 1
-            matches += 1
+    theirs = _letters(b)
+    matches = sum(min(n, theirs.get(ch, 0)) for ch, n in _letters(a).items())
     return 2.0 * matches / (len(a) + len(b))
+
+
+def _ratio_bound(a: str, b: str) -> float:
+    """difflib's real_quick_ratio: never below `_path_ratio(a, b)`."""
+    return 2.0 * min(len(a), len(b)) / (len(a) + len(b))
 
 
 def _path_ratio(a: str, b: str) -> float:
@@ -149,7 +163,10 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
         if ".".join(parts[:i]) in known:
             ancestor = ".".join(parts[:i])
             break
-    scored = []
+    # (bound, 2 × leaf similarity, inside, path): the path's spelling ratio is at most
+    # difflib's real_quick_ratio, so a candidate whose bound is already out of reach of the
+    # best score needs no SequenceMatcher (the same ones are kept, in the same order)
+    candidates = []
     for name, named in by_leaf.items():  # each name compared once, not once per path
         s = leaf_similarity(leaf, name)
         if s < 0.8:
@@ -158,10 +175,18 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
             inside = (not ancestor and len(parts) > 1 and
                       p.rsplit(".", 1)[0].endswith(".".join(parts[:-1]))) or \
                 (ancestor and p.startswith(ancestor + "."))
-            score = 2 * s + _path_ratio(key, p) + (1 if inside else 0)
-            scored.append((score, p))
+            bonus = 1 if inside else 0
+            bound = 2 * s + _ratio_bound(key, p) + bonus
+            candidates.append((bound, s, bonus, p))
+    scored = []
+    best = None
+    for bound, s, bonus, p in sorted(candidates, key=lambda t: -t[0]):
+        if best is not None and bound < best - 0.12:
+            break  # neither within reach of the best nor the best: nor is any after it
+        score = 2 * s + _path_ratio(key, p) + bonus
+        scored.append((score, p))
+        best = score if best is None else max(best, score)
     if scored:
-        best = max(score for score, _ in scored)
         add(p for score, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= best - 0.12)
     return out[:limit]
 

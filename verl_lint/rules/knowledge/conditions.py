@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
-from verl_lint.rules.knowledge.schema import AnyOf, KeyRef
+from verl_lint.rules.knowledge.plain import AnyOf, KeyRef
 from verl_lint.rules.origin import script_span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
 from verl_lint.verl.versions import in_range
@@ -21,7 +21,7 @@ from verl_lint.verl.versions import in_range
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
     from verl_lint.rules.knowledge.families import FamilyMatcher, ModelInfo
-    from verl_lint.rules.knowledge.schema import KeyCondition, ModelCondition, When
+    from verl_lint.rules.knowledge.plain import KeyCondition, ModelCondition, When
 
 
 class _Unknown:

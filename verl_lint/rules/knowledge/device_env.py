@@ -16,7 +16,7 @@ from verl_lint.rules.knowledge.conditions import normalize
 from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, value_span,
 )
-from verl_lint.rules.knowledge.schema import FixSpec
+from verl_lint.rules.knowledge.plain import FixSpec
 from verl_lint.rules.origin import script_span
 from verl_lint.rules.registry import register
 from verl_lint.evaluate.scenarios import device_name
@@ -196,7 +196,8 @@ class DeviceEnvMismatch(Rule):
             return
         word = script_span(r)
         span = value_span(ctx, word) if word is not None else ctx.head_span()
-        fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
+        fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}, prefix=None, near=None,
+                                         title=None, applicability="safe"), device_specific=True)
         yield self.diagnostic(
             span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu "
                   f"scenario: verl {ctx.release.version} does not detect NPUs by itself (from "

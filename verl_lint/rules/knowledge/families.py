@@ -6,41 +6,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+if TYPE_CHECKING:
+    from verl_lint.rules.knowledge.plain import FamilyTable
 
 FAMILY_FILE = "model_families.yaml"
 
 # `397B`, `0.5B`, `8x7B`; not `A17B` (active parameters: preceded by a letter)
 _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
-
-
-# defer_build: a warm start reads the validated table from the cache (`cached_model`)
-_CFG = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class _Family(BaseModel):
-    model_config = _CFG
-    name: str
-    label: str | None = None  # how messages name it ("Qwen3.5"); default: name
-    match: str
-    traits: tuple[str, ...] = ()
-    params_b: float | None = None
-    # the Hugging Face `architectures` a checkpoint of the family may declare (config.json)
-    architectures: tuple[str, ...] = ()
-    note: str = ""
-
-
-class _Trait(BaseModel):
-    model_config = _CFG
-    trait: str
-    match: str
-
-
-class FamilyTable(BaseModel):
-    model_config = _CFG
-    families: tuple[_Family, ...] = Field(default_factory=tuple)
-    traits: tuple[_Trait, ...] = Field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -100,13 +74,17 @@ def load_family_table(path: Path) -> FamilyTable:
 
 
 def _validate_table(path: Path, text: str) -> FamilyTable:
+    from pydantic import ValidationError
+
+    from verl_lint.rules.knowledge import schema
     from verl_lint.rules.knowledge.loader import (
         KnowledgeBaseError, cached_yaml, format_validation_error, is_yaml_error,
     )
+    from verl_lint.rules.knowledge.plain import plain
 
     try:
         data = cached_yaml(text, fast=False) or {}
-        table = FamilyTable.model_validate(data)
+        table = plain(schema.FamilyTable.model_validate(data))
         for f in table.families:
             re.compile(f.match)
         for t in table.traits:

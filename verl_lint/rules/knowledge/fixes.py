@@ -21,7 +21,7 @@ from verl_lint.source import Span
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
-    from verl_lint.rules.knowledge.schema import FixSpec
+    from verl_lint.rules.knowledge.plain import FixSpec
 
 
 def render(value: Any) -> str:

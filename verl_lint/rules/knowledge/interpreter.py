@@ -13,14 +13,14 @@ from verl_lint.rules.knowledge.conditions import (
 from verl_lint.rules.knowledge.fixes import (
     build_fix, describe_origin, missing_anchor, value_span,
 )
-from verl_lint.rules.knowledge.schema import KeyRef
+from verl_lint.rules.knowledge.plain import KeyRef
 from verl_lint.rules.origin import script_span
 from verl_lint.source import Span
 
 if TYPE_CHECKING:
     from verl_lint.rules.base import LaunchContext
     from verl_lint.rules.knowledge.families import FamilyMatcher
-    from verl_lint.rules.knowledge.schema import KeyCondition, RuleSpec
+    from verl_lint.rules.knowledge.plain import KeyCondition, RuleSpec
     from verl_lint.verl.effective import Resolved
 
 _PHRASE = {"==": "must be {}", "!=": "must not be {}", "in": "must be one of {}",

@@ -10,16 +10,15 @@ import hashlib
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from verl_lint.rules.base import Rule
-from verl_lint.rules.knowledge.families import (
-    FAMILY_FILE, FamilyMatcher, FamilyTable, load_family_table,
-)
-from verl_lint.rules.knowledge.schema import LOC_TAGS, RuleSpec
+from verl_lint.rules.knowledge.families import FAMILY_FILE, FamilyMatcher, load_family_table
+from verl_lint.rules.knowledge.plain import FamilyTable, RuleSpec
 from verl_lint.settings import SettingsError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 # `verl_lint/rules/knowledge/builtin` is a symlink to the top-level `rules/` folder, so the
 # same files are read from a checkout, an editable install and the wheel (where setuptools
@@ -37,7 +36,9 @@ class KnowledgeBaseError(SettingsError):
     A SettingsError, so the CLI reports it like any configuration problem (exit code 2)."""
 
 
-def format_validation_error(path: Path, rule: str, exc: ValidationError) -> str:
+def format_validation_error(path: Path, rule: str, exc: "ValidationError") -> str:
+    from verl_lint.rules.knowledge.schema import LOC_TAGS
+
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]
@@ -70,17 +71,17 @@ def is_yaml_error(exc: BaseException) -> bool:
 
 @lru_cache(maxsize=1)
 def _schema_stamp() -> str:
-    """Fingerprint of the rule and family schemas: a changed schema must not reuse old models."""
-    from verl_lint.rules.knowledge import families, schema
-
-    return hashlib.sha1(b"".join(Path(m.__file__).read_bytes()
-                                 for m in (schema, families))).hexdigest()
+    """Fingerprint of the rule and family schemas and their plain form: a changed schema must
+    not reuse old models. Read as files: importing the schema would import pydantic."""
+    here = Path(__file__).parent
+    return hashlib.sha1(b"".join((here / name).read_bytes()
+                                 for name in ("schema.py", "families.py", "plain.py"))).hexdigest()
 
 
 def cached_model(namespace: str, text: str, validate: Callable[[], M]) -> M:
-    """`validate()`, the model read from `text`, cached on disk by content and schema: a warm
-    start then builds no pydantic validator for the rule schemas (defer_build; ~9 ms of a
-    one-file CLI run). Invalid files raise from `validate()` and are never cached."""
+    """`validate()`, the model read from `text` (its `plain` form), cached on disk by content
+    and schema: a warm start then imports no pydantic. Invalid files raise from `validate()`
+    and are never cached."""
     from verl_lint.verl import cache
 
     key = f"{_schema_stamp()}\n{text}"
@@ -100,6 +101,11 @@ def parse_rule_file(path: Path) -> RuleSpec:
 
 
 def _validate_rule(path: Path, text: str) -> RuleSpec:
+    from pydantic import ValidationError
+
+    from verl_lint.rules.knowledge import schema
+    from verl_lint.rules.knowledge.plain import plain
+
     try:
         data = cached_yaml(text)
     except Exception as exc:
@@ -113,7 +119,7 @@ def _validate_rule(path: Path, text: str) -> RuleSpec:
         raise KnowledgeBaseError(f"{path}: a rule file must be a mapping (code: …, name: …)")
     rule = str(data.get("code") or "<no code>")
     try:
-        return RuleSpec.model_validate(data)
+        return plain(schema.RuleSpec.model_validate(data))
     except ValidationError as exc:
         raise KnowledgeBaseError(format_validation_error(path, rule, exc)) from None
 

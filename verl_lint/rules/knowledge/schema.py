@@ -1,8 +1,10 @@
 """The YAML format of knowledge-base rules (top-level `rules/*.yaml`, `extend-rules` folders).
 
 One file = one rule. The pydantic models below are the format's reference; README section
-`knowledge-base` shows a full example. Every validation problem is reported as
-`<file>: rule <code>: field <path>: <problem>` (see `loader.py`).
+`knowledge-base` shows a full example. A validated model is kept, and linted with, as its
+`plain.plain` copy: this module (and pydantic) is imported only to validate a rule file.
+Every validation problem is reported as `<file>: rule <code>: field <path>: <problem>` (see
+`loader.py`).
 """
 
 from __future__ import annotations
@@ -197,6 +199,34 @@ class FixSpec(BaseModel):
     near: str | None = None
     title: str | None = None
     applicability: Literal["safe", "unsafe"] = "safe"
+
+
+class _Family(BaseModel):
+    """A model family of `model_families.yaml`."""
+
+    model_config = _STRICT
+    name: str
+    label: str | None = None  # how messages name it ("Qwen3.5"); default: name
+    match: str
+    traits: tuple[str, ...] = ()
+    params_b: float | None = None
+    # the Hugging Face `architectures` a checkpoint of the family may declare (config.json)
+    architectures: tuple[str, ...] = ()
+    note: str = ""
+
+
+class _Trait(BaseModel):
+    model_config = _STRICT
+    trait: str
+    match: str
+
+
+class FamilyTable(BaseModel):
+    """`model_families.yaml`: model path → family, traits, size (`families.FamilyMatcher`)."""
+
+    model_config = _STRICT
+    families: tuple[_Family, ...] = Field(default_factory=tuple)
+    traits: tuple[_Trait, ...] = Field(default_factory=tuple)
 
 
 class RuleSpec(BaseModel):

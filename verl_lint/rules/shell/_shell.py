@@ -36,12 +36,22 @@ def _is_device_if(block: If) -> bool:
                for b in block.branches)
 
 
-def device_blocks(model: ScriptModel) -> list[Case | If]:
+def device_blocks(model: ScriptModel) -> tuple[Case | If, ...]:
     """The device `case`s and `if`s, in source order, that end before the first parse error
-    (see `clean_until`)."""
+    (see `clean_until`). Several rules ask, per script and per launch: the last model's answer
+    is kept."""
+    global _LAST_BLOCKS
+    last = _LAST_BLOCKS  # one read: another thread may replace it
+    if last is not None and last[0] is model:
+        return last[1]
     cutoff = clean_until(model)
-    return [s for s in model.statements if s.span.end <= cutoff and (
-        (isinstance(s, Case) and is_device_case(s)) or (isinstance(s, If) and _is_device_if(s)))]
+    blocks = tuple(s for s in model.statements if s.span.end <= cutoff and (
+        (isinstance(s, Case) and is_device_case(s)) or (isinstance(s, If) and _is_device_if(s))))
+    _LAST_BLOCKS = (model, blocks)
+    return blocks
+
+
+_LAST_BLOCKS: "tuple[ScriptModel, tuple[Case | If, ...]] | None" = None
 
 
 def device_cases(model: ScriptModel) -> list[Case]:
