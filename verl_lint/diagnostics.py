@@ -28,6 +28,11 @@ class Severity(str, Enum):
     def rank(self) -> int:
         return _RANK[self.value]
 
+    def __reduce_ex__(self, protocol: int) -> str:
+        # pickled as the name it is found by (`Severity.INFO`), not as a call `Severity("info")`
+        # that runs Enum's lookup for each of the thousands of findings a cached run restores
+        return f"{type(self).__qualname__}.{self.name}"
+
 
 _RANK = {"error": 3, "warning": 2, "info": 1}
 
@@ -105,6 +110,11 @@ class FileReport:
     # files of the workspace the findings also depend on (entry modules looked for), for the
     # result cache; None when they cannot be listed (a config folder read from disk)
     depends_on: "tuple[str, ...] | None" = ()
+    # the `json` format's text of this file's entry in its "files" list and of each of
+    # `diagnostics`, in order, as the result cache stored them (a cached file is not rendered
+    # again); None: worked out from the report
+    json_entry: str | None = None
+    json_texts: "tuple[str, ...] | None" = None
 
 
 def rule_url(code: str, name: str) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Callable, Iterator
 
-from verl_lint.fileio import is_temp_name, read_bounded
-from verl_lint.settings import Settings, real_path
+from verl_lint.fileio import is_temp_name, read_bounded, real_path
+from verl_lint.settings import Settings
 
-_SHEBANG = re.compile(rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b")
+# compiled when first used (by `re`): only a file without a `.sh` name is sniffed
+_SHEBANG = rb"^#!\s*(?:/\S*/)?(?:env\s+(?:-\S+\s+)*)?(?:ba|da|k|z)?sh\b"
 
 
 def display_name(path: os.PathLike | str) -> str:
@@ -38,7 +40,7 @@ def is_shell_shebang(head: bytes) -> bool:
     """Whether text starting with `head` opens with a bash/sh shebang (the language server asks
     this of an open document)."""
     # a UTF-8 byte-order mark (an editor's doing) still marks the file as a shell script
-    return bool(_SHEBANG.match(head.removeprefix(b"\xef\xbb\xbf")))
+    return bool(re.match(_SHEBANG, head.removeprefix(b"\xef\xbb\xbf")))
 
 
 def has_shell_shebang(path: Path) -> bool:
@@ -63,13 +65,17 @@ def discover(paths: list[Path], settings_for: Callable[[Path], Settings], *,
     seen = set() if seen is None else seen
     out: list[Path] = []
     for given in paths:
-        if not os.path.lexists(given):
-            raise DiscoveryError(f"{display_name(given)}: no such file or directory")
+        try:
+            mode = os.lstat(given).st_mode
+        except (OSError, ValueError):
+            raise DiscoveryError(f"{display_name(given)}: no such file or directory") from None
         if force_exclude and settings_for(given).is_excluded(given):
             continue
-        found = _walk(given, settings_for) if given.is_dir() else iter([given])
+        is_dir = stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and given.is_dir())
+        found = _walk(given, settings_for) if is_dir else iter([given])
         for path in found:
-            key = real_path(path)  # never raises, even on a link loop
+            # never raises, even on a link loop
+            key = real_path(path, is_link=stat.S_ISLNK(mode) if path is given else None)
             if key not in seen:
                 seen.add(key)
                 out.append(path)

@@ -248,12 +248,14 @@ def _finish(diag: Diagnostic, settings: Settings, path: str) -> Diagnostic:
 # ---- files ---------------------------------------------------------------------------------
 
 def lint_file(path: Path, settings: Settings, *, display: str | None = None,
-              timeout: float | None = None) -> FileReport:
-    """Read and lint one file; `display` is the path shown in reports (default: as given)."""
+              timeout: float | None = None, source: SourceText | None = None) -> FileReport:
+    """Read and lint one file (`source`: its script, when the caller read it already);
+    `display` is the path shown in reports (default: as given)."""
     name = display if display is not None else str(path)
-    source, problem = read_script(path)
     if source is None:
-        return FileReport(path=name, error=problem)
+        source, problem = read_script(path)
+        if source is None:
+            return FileReport(path=name, error=problem)
     report = lint_with_budget(source, settings, path=name, timeout=timeout)
     source.trim()  # kept for the report's code frames: the bytes suffice
     return report
@@ -381,9 +383,9 @@ def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
     return FileReport(path=path, source=source, error=gave_up(budget))
 
 
-def _lint_task(args: tuple[Path, Settings, str]) -> FileReport:
-    path, settings, display = args
-    return lint_file(path, settings, display=display)
+def _lint_task(args: tuple[Path, Settings, str, SourceText | None]) -> FileReport:
+    path, settings, display, source = args
+    return lint_file(path, settings, display=display, source=source)
 
 
 def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
@@ -422,7 +424,9 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         reports: list[FileReport | None] = [None] * len(tasks)
         if cache is not None:
             reports = [cache.load(*t) for t in tasks]
-        todo = [t for t, r in zip(tasks, reports) if r is None]
+        # a file the cache missed is linted from the bytes it read
+        todo = [(*t, cache.read_for_lint(t[0]) if cache is not None else None)
+                for t, r in zip(tasks, reports) if r is None]
         if jobs is None:
             jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
         fresh: list[FileReport] = []

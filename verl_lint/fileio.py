@@ -26,19 +26,20 @@ import io
 import os
 import re
 import stat
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
 from verl_lint.source import SourceText
 
 TEMP_SUFFIX = ".verl-lint"
-_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX)
-                   + "$")
+# compiled when first used (by `re`): a run over named files never walks a folder
+_TEMP = r"^\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[A-Za-z0-9_]+" + re.escape(TEMP_SUFFIX) + "$"
 
 
 def is_temp_name(name: str) -> bool:
     """Whether a file name is one of our temporary files (the walker skips them)."""
-    return _TEMP.match(name) is not None
+    return re.match(_TEMP, name) is not None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -60,7 +61,7 @@ def clean_leftovers(directory: Path, name: str) -> None:
     except OSError:
         return
     for entry in entries:
-        m = _TEMP.match(entry)
+        m = re.match(_TEMP, entry)
         if m and m.group("name") == name and not _pid_alive(int(m.group("pid"))):
             with contextlib.suppress(OSError):
                 os.unlink(directory / entry)
@@ -167,6 +168,30 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Replace the contents of `path` with `data` (see the module docstring)."""
     with open_for_replace(path, binary=True) as fh:
         fh.write(data)
+
+
+def real_path(path: str | os.PathLike, *, is_link: bool | None = None) -> str:
+    """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
+    resolved once for all its files: a name that is no symlink resolves to its resolved folder
+    plus the name — one `lstat` instead of one per path component (none when the caller
+    knows `is_link`)."""
+    text = os.fspath(path)
+    head, name = os.path.split(text)
+    if is_link is None:
+        is_link = os.path.islink(text)
+    if name in ("", ".", "..") or is_link:
+        return os.path.realpath(text)
+    return os.path.join(real_folder(os.path.abspath(head or os.curdir)), name)
+
+
+@lru_cache(maxsize=4096)
+def real_folder(folder: str) -> str:
+    """`os.path.realpath(folder)`, once per folder (`verl_lint.settings.clear_caches` forgets),
+    built on its parent's as `real_path` builds a file's: the folders of a run share theirs."""
+    head, name = os.path.split(folder)
+    if not head or name in ("", ".", "..") or os.path.islink(folder):
+        return os.path.realpath(folder)
+    return os.path.join(real_folder(head), name)
 
 
 MAX_BYTES = 1 << 20  # launch scripts are kilobytes; a parse of 8 MB needs ~1 GB

@@ -169,10 +169,11 @@ class ResultCache:
 
     def __init__(self) -> None:
         _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
-        self._prints: dict[int, tuple["Settings", str]] = {}
+        self._prints: dict[tuple, tuple["Settings", str]] = {}
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
         self._verl_keys: dict["VersionChoice", str] = {}
         self._missed: set[Path] = set()  # looked up in this run and not found: not read again
+        self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
         self.hits = 0
@@ -182,59 +183,80 @@ class ResultCache:
     def _choice(self, settings: "Settings", source: "SourceText",
                 display: str) -> "VersionChoice":
         """`settings.choose_verl_version(source.text, display)`, once per folder: the choice
-        reads the script only for its header pin (`verl==X`), and the rest depends on where
-        the script sits (the folder's workspace)."""
-        from verl_lint.verl.choice import header_pin
+        reads the script only for its header pin (`verl==X`, in `header_text`: most scripts
+        are not decoded), and the rest depends on where the script sits (the folder's
+        workspace)."""
+        from verl_lint.verl.choice import header_pin, header_text
 
         # a configured or given verl version decides alone (DESIGN.md's order)
+        head = "" if settings.verl_version else header_text(source.data)
         key = (id(settings), None, None) if settings.verl_version else \
-            (id(settings), os.path.dirname(display), header_pin(source.text))
+            (id(settings), os.path.dirname(display), header_pin(head) if head else None)
         entry = self._choices.get(key)
         if entry is None or entry[0] is not settings:
-            choice = settings.choose_verl_version(source.text, display)
+            choice = settings.choose_verl_version(head, display)
             entry = self._choices[key] = (settings, choice)
         return entry[1]
 
     def _slot(self, path: Path, display: str, settings: "Settings",
               choice: "VersionChoice | None") -> str:
-        entry = self._prints.get(id(settings))
+        entry = self._prints.get((id(settings), choice))
         if entry is None or entry[0] is not settings:
-            entry = self._prints[id(settings)] = (settings, _settings_print(settings))
+            if self._rules is None:
+                self._rules = _runtime_rules()
+            verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
+            if verl is None:
+                verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
+            # what the files under these settings and this verl share, as one digest: a
+            # short key per file is quicker to name, read and compare
+            common = f"{code_stamp()}\0{verl}\0{self._rules}\0{_settings_print(settings)}"
+            entry = self._prints[(id(settings), choice)] = \
+                (settings, hashlib.sha256(common.encode()).hexdigest())
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
         cwd = self._cwd
-        where = f"{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
-        if self._rules is None:
-            self._rules = _runtime_rules()
-        verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
-        if verl is None:
-            verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
-        return f"{code_stamp()}\0{verl}\0{self._rules}\0{entry[1]}\0{where}"
+        return f"{entry[1]}\0{display}\0{os.path.normpath(os.path.join(cwd, path))}\0{cwd}"
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
-        """The stored report for this file as it is now, or None (read it and lint it)."""
+        """The stored report for this file as it is now, or None: lint it (from the script
+        `read_for_lint` hands on). A file is looked up once a run."""
         from verl_lint.diagnostics import FileReport
-        from verl_lint.fileio import read_script
+        from verl_lint.fileio import read_bounded
+        from verl_lint.source import SourceText
 
         if path in self._missed:
             return None
         self._missed.add(path)
-        source, problem = read_script(path)
-        if source is None:
-            return None
+        data, _ = read_bounded(path)
+        if data is None:
+            return None  # linting reads it and says why
+        source = SourceText(data, str(path))
         try:  # as `lint_source` chooses it (a broken choice is the linting's to report)
             choice = self._choice(settings, source, display)
         except Exception:  # noqa: BLE001
-            return None
+            return self._miss(path, source)
         found = disk.load(NAMESPACE, self._slot(path, display, settings, choice))
-        if found is disk.MISS or found[0] != _digest(source.data) or \
-                _probe(found[4]) != found[5]:
-            return None
+        # an entry is made from bytes that were linted: equal bytes need no check that they
+        # are a script (valid UTF-8, no NUL)
+        if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
+            return self._miss(path, source)
         self._missed.discard(path)
-        _, diagnostics, version, error, _, _ = found
+        _, diagnostics, error, _, _, json_entry, json_texts = found
         self.hits += 1
-        return FileReport(path=display, diagnostics=diagnostics, version=version, error=error,
-                          source=source)
+        # the verl it was judged against is `choice`: the slot is named by it
+        return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
+                          source=source, json_entry=json_entry, json_texts=json_texts)
+
+    def _miss(self, path: Path, source: "SourceText") -> None:
+        from verl_lint.fileio import script_problem
+
+        if script_problem(source.data) is None:  # else linting reads it and says why
+            self._unlinted[path] = source
+
+    def read_for_lint(self, path: Path) -> "SourceText | None":
+        """The script `load` read for a file it did not find (once): linting it need not read
+        it again, and the entry it stores is made from the bytes that were looked up."""
+        return self._unlinted.pop(path, None)
 
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
         # a crashing rule crashes again on the same input (and keeps the others' findings),
@@ -243,9 +265,14 @@ class ResultCache:
         if report.source is None or deps is None or \
                 (report.error and "time budget" in report.error):
             return
+        from verl_lint.report.json import diagnostic_texts, file_text
+
+        # with the `json` format's text of the file and its findings (this run's renderer uses
+        # it too): a cached run need not work out their lines and columns, nor encode them
+        report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
         disk.store(NAMESPACE, self._slot(path, report.path, settings, report.version),
-                   (_digest(report.source.data), report.diagnostics, report.version,
-                    report.error, deps, _probe(deps)))
+                   (_digest(report.source.data), report.diagnostics, report.error, deps,
+                    _probe(deps), report.json_entry, report.json_texts))
         self.stored += 1
 
     def finish(self) -> None:

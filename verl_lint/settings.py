@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
@@ -21,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from verl_lint.diagnostics import Severity
-from verl_lint.fileio import read_bounded
+from verl_lint.fileio import read_bounded, real_folder, real_path
 
 if TYPE_CHECKING:
     from verl_lint.verl.choice import VersionChoice
@@ -183,22 +184,6 @@ def _relative_posix(path: str | os.PathLike, base: Path) -> str:
 def _resolved(directory: Path) -> str:
     # the base directory is the same for every file under one configuration: resolve it once
     return os.path.realpath(directory)
-
-
-def real_path(path: str | os.PathLike) -> str:
-    """`os.path.realpath(path)` (never raises, even on a link loop) with the folder's part
-    resolved once for all its files: a name that is no symlink resolves to its resolved folder
-    plus the name — one `lstat` instead of one per path component."""
-    text = os.fspath(path)
-    head, name = os.path.split(text)
-    if name in ("", ".", "..") or os.path.islink(text):
-        return os.path.realpath(text)
-    return os.path.join(_real_folder(os.path.abspath(head or os.curdir)), name)
-
-
-@lru_cache(maxsize=4096)
-def _real_folder(folder: str) -> str:
-    return os.path.realpath(folder)
 
 
 # ---- rule selectors -------------------------------------------------------------------------
@@ -409,9 +394,11 @@ def _validate(table: dict[str, Any], path: Path | None) -> Settings:
 
 def _config_in_dir(directory: str) -> Path | None:
     for name in CONFIG_FILES:
-        candidate = Path(directory) / name
         # os.path, not Path.is_file: a folder that cannot be searched has no config we can see
-        if not os.path.lexists(candidate) or os.path.isdir(candidate):
+        if not os.path.lexists(os.path.join(directory, name)):  # most folders: no Path made
+            continue
+        candidate = Path(directory) / name
+        if os.path.isdir(candidate):
             continue
         if not os.path.isfile(candidate):
             # a link loop, a dangling link, a FIFO: the user meant a configuration here
@@ -425,8 +412,12 @@ def _config_in_dir(directory: str) -> Path | None:
 
 def find_config(path: Path) -> Path | None:
     """The configuration file closest to `path` (a file or a directory), or None."""
-    current = real_path(path)
-    if not os.path.isdir(current):
+    try:  # one look tells a link, a folder and a file apart (two for a link)
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        mode = 0  # nothing there: neither a link nor a folder
+    current = real_path(path, is_link=stat.S_ISLNK(mode))
+    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(current))):
         current = os.path.dirname(current)
     return _config_above(current)
 
@@ -552,6 +543,6 @@ def clear_caches() -> None:
     _config_above.cache_clear()
     _load_config_file.cache_clear()
     _resolved.cache_clear()
-    _real_folder.cache_clear()
+    real_folder.cache_clear()
     sources.clear_caches()
     choice.clear_caches()

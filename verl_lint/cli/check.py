@@ -30,8 +30,11 @@ class UsageError(Exception):
     """A problem with the command line or the inputs (exit 2, no traceback)."""
 
 
-@dataclass(frozen=True)
+# a docstring, and no `__eq__`: on Python < 3.13 each generated method is compiled at start-up
+@dataclass(frozen=True, eq=False)
 class CheckOptions:
+    """The options of one `check` run, as click parsed them."""
+
     paths: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
@@ -66,7 +69,7 @@ class CheckOptions:
         return self.fix or self.diff or self.show_fixes or self.add_suppressions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Target:
     """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`; `error`
     says why it will not be linted (a missing path, a device the script never tests)."""
@@ -77,13 +80,14 @@ class Target:
     error: str | None = None
 
 
-_VERSION_TEXT = re.compile(r"\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[\w.]+)?")
+# compiled when first used (by `re`): most runs never check a version
+_VERSION_TEXT = r"\d+(\.\d+){1,3}((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[\w.]+)?"
 
 
 def check_verl_version(value: str | None) -> str | None:
     """`--verl-version` must look like a release (`0.9.1`, `0.10.0.dev0`): anything else is a
     usage error, not a release to fall back from."""
-    if value is not None and not _VERSION_TEXT.fullmatch(value.strip()):
+    if value is not None and not re.fullmatch(_VERSION_TEXT, value.strip()):
         raise UsageError(f"--verl-version {value!r} is not a verl version (X.Y.Z, e.g. 0.9.1)")
     return value
 
@@ -155,7 +159,9 @@ def settings_for_args(args: Sequence[str], path: Path):
 
 def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     """The files to lint, in command-line order. A path that does not exist is a target with an
-    error: reported, while the others are still linted (exit 2 at the end)."""
+    error: reported, while the others are still linted (exit 2 at the end). A script that
+    never tests the pinned device is told apart when it would be linted (`device_errors`,
+    `_lint_ok`): one the result cache answers is not parsed for it."""
     from verl_lint.discovery import DiscoveryError, discover, display_name
 
     paths = list(opts.paths) or ["."]
@@ -181,7 +187,7 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
             targets.append(Target(Path(given), display_name(given),
                                   error="no such file or directory"))
             continue
-        targets += [Target(f, display_name(f), error=_target_error(f, settings_for))
+        targets += [Target(f, display_name(f), error=_config_error(f, settings_for))
                     for f in files]
     if not targets and not opts.force_exclude:
         raise UsageError(f"no shell scripts (*.sh, or a bash/sh shebang) found in "
@@ -203,24 +209,33 @@ def _device_error(data: bytes, name: str, settings) -> str | None:
     return device_mismatch(SourceText(data, name), settings.device, dict(settings.pins))
 
 
-def _target_error(path: Path, settings_for) -> str | None:
+def _config_error(path: Path, settings_for) -> str | None:
     from verl_lint.settings import UnreadableConfig
 
     try:
-        settings = settings_for(path)
+        settings_for(path)
     except UnreadableConfig as exc:  # this file's configuration, not the run's
         return str(exc)
-    return _file_device_error(path, settings)
+    return None
 
 
 def _file_device_error(path: Path, settings) -> str | None:
-    if not _pins_device(settings) or not path.is_file():  # regular files only
+    from verl_lint.fileio import read_bounded
+
+    if not _pins_device(settings):
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return _device_error(data, str(path), settings)
+    data, _ = read_bounded(path)  # regular files only: the engine says what the others are
+    return None if data is None else _device_error(data, str(path), settings)
+
+
+def device_errors(targets: Sequence[Target], settings_for) -> list[Target]:
+    """The targets, a script that never tests the pinned device (`--device`, `--set DEVICE=…`)
+    with that as its error, as `--fix` needs them before it starts: nothing is fixed for a run
+    nobody makes. (A report-only run tells it per file, `_lint_ok`.)"""
+    from dataclasses import replace
+
+    return [replace(t, error=_file_device_error(t.path, settings_for(t.path)))
+            if t.error is None and t.data is None else t for t in targets]
 
 
 def error_reports(targets: Sequence[Target], run) -> list:
@@ -261,6 +276,16 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results)
     stored = [results.load(t.path, settings_for(t.path), t.display) if results else None
               for t in disk]
     todo = [t for t, r in zip(disk, stored) if r is None]
+    # a script that never tests the pinned device is not linted: asked of what the cache missed
+    # only (an entry was made by linting the script, so it tests the device)
+    skipped = {t.path: error for t in todo
+               if (error := _device_skip(t, settings_for(t.path), results)) is not None}
+    if skipped:
+        from verl_lint.diagnostics import FileReport
+
+        stored = [FileReport(path=t.display, error=skipped[t.path]) if t.path in skipped else r
+                  for t, r in zip(disk, stored)]
+        todo = [t for t in todo if t.path not in skipped]
     linted = iter(())
     if todo:
         from verl_lint.engine import lint_paths
@@ -271,6 +296,14 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results)
     by_path = iter([r if r is not None else next(linted) for r in stored])
     return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
             for t in targets]
+
+
+def _device_skip(t: Target, settings, results) -> str | None:
+    if not _pins_device(settings):
+        return None
+    if results is not None:  # the engine reads it again when it is linted (a rare option)
+        results.read_for_lint(t.path)
+    return _file_device_error(t.path, settings)
 
 
 def _lint_bytes(t: Target, settings):
@@ -293,15 +326,16 @@ def once_per_run(reports: Iterable) -> Iterator:
     the first file only, not once per file."""
     seen: set[str] = set()
     for r in reports:
-        kept = []
+        keep = []
         for d in r.diagnostics:
+            again = d.code == ONCE_PER_RUN and d.message in seen
             if d.code == ONCE_PER_RUN:
-                if d.message in seen:
-                    continue
                 seen.add(d.message)
-            kept.append(d)
-        if len(kept) != len(r.diagnostics):
-            r.diagnostics = kept
+            keep.append(not again)
+        if not all(keep):
+            r.diagnostics = [d for d, k in zip(r.diagnostics, keep) if k]
+            if r.json_texts is not None:  # kept in step
+                r.json_texts = tuple(t for t, k in zip(r.json_texts, keep) if k)
         yield r
 
 
@@ -395,6 +429,7 @@ def run_check(opts: CheckOptions) -> int:
         targets = find_targets(opts, settings_for)
         # fixes.py (and difflib) only load when a fix option is given
         if opts.fixing:
+            targets = device_errors(targets, settings_for)
             from verl_lint.fixes import FixOptions, run_fix_mode
 
             fixing = FixOptions(opts.fix, opts.unsafe_fixes, opts.diff, opts.show_fixes,

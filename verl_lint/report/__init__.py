@@ -24,6 +24,8 @@ FORMATS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How a format writes (`verl-lint check --no-color`, `--quiet`)."""
+
     color: bool = False
     quiet: bool = False  # diagnostics only: no summary line
 

@@ -10,8 +10,19 @@ many shapes).
 
 from __future__ import annotations
 
-from json.encoder import encode_basestring as _string  # C, as ensure_ascii=False uses
 from typing import Any, Callable
+
+
+def _string(value: str) -> str:
+    """`json.encoder.encode_basestring(value)` (C, what `ensure_ascii=False` uses); printable
+    ASCII without `"` or `\\` needs no escaping and is quoted here: a run answered from the
+    result cache, whose findings are text already, then need not import `json` at all."""
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'
+    from json.encoder import encode_basestring
+
+    return encode_basestring(value)
+
 
 _INDENT = "  "
 _CONSTANTS = {None: "null", True: "true", False: "false"}

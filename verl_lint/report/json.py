@@ -54,9 +54,23 @@ def diagnostic_dict(d: "Diagnostic", path: str, source: "SourceText | None") -> 
     }
 
 
+def diagnostic_texts(r: "FileReport") -> "tuple[str, ...]":
+    """The JSON text of each of the report's findings as it reads in the document (two levels
+    deep: an item of its "diagnostics" list); kept by the result cache with the findings."""
+    if r.json_texts is not None:
+        return r.json_texts
+    return tuple(dumps(diagnostic_dict(d, r.path, r.source), 2) for d in r.diagnostics)
+
+
 def file_dict(r: "FileReport") -> dict[str, Any]:
     return {"path": r.path, "verl_version": r.version.version if r.version is not None else None,
             "verl": r.version.as_json() if r.version is not None else None, "error": r.error}
+
+
+def file_text(r: "FileReport") -> str:
+    """The JSON text of the report's item in the document's "files" list (kept by the result
+    cache with the findings)."""
+    return r.json_entry if r.json_entry is not None else dumps(file_dict(r), 2)
 
 
 class Renderer(Base):
@@ -66,16 +80,14 @@ class Renderer(Base):
     def __init__(self, out: TextIO, options: RenderOptions) -> None:
         super().__init__(out, options)
         self._versions: set[str] = set()
-        self._files: list[dict[str, Any]] = []
+        self._files: list[Raw] = []
         self._diagnostics: list[Raw] = []
 
     def file(self, report: "FileReport") -> None:
         if report.version is not None:
             self._versions.add(report.version.version)
-        self._files.append(file_dict(report))
-        # two levels deep: an item of the document's "diagnostics" list
-        self._diagnostics += [Raw(dumps(diagnostic_dict(d, report.path, report.source), 2))
-                              for d in report.diagnostics]
+        self._files.append(Raw(file_text(report)))
+        self._diagnostics += map(Raw, diagnostic_texts(report))
 
     def finish(self) -> None:
         versions = self._versions

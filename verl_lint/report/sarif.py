@@ -43,23 +43,25 @@ def _location(uri: str, span: "Span", **extra: Any) -> dict[str, Any]:
 
 
 def rule_descriptors() -> tuple[list[dict[str, Any]], dict[str, int]]:
-    from verl_lint.rules.registry import all_rules
+    """`tool.driver.rules` and each rule's index in it (a cached run loads no rule for it)."""
+    from verl_lint.rules.registry import rule_table
 
-    rules, index = [], {}
-    for i, rule in enumerate(all_rules()):
-        index[rule.code] = i
-        docs = rule.docs()
-        rules.append({
-            "id": rule.code,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": docs.split("\n", 1)[0] or rule.summary},
-            "help": {"text": docs or rule.summary, "markdown": docs or rule.summary},
-            "helpUri": rule.url(),
-            "defaultConfiguration": {"level": LEVEL[rule.severity.value]},
-            "properties": {"tags": [rule.code[:3] + "xx"], "fixable": rule.fixable},
-        })
-    return rules, index
+    rules = list(rule_table("sarif-rules", _descriptor).values())
+    return rules, {rule["id"]: i for i, rule in enumerate(rules)}
+
+
+def _descriptor(rule) -> dict[str, Any]:
+    docs = rule.docs()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": docs.split("\n", 1)[0] or rule.summary},
+        "help": {"text": docs or rule.summary, "markdown": docs or rule.summary},
+        "helpUri": rule.url(),
+        "defaultConfiguration": {"level": LEVEL[rule.severity.value]},
+        "properties": {"tags": [rule.code[:3] + "xx"], "fixable": rule.fixable},
+    }
 
 
 def _result(d: "Diagnostic", uri: str, index: dict[str, int]) -> dict[str, Any]:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 if TYPE_CHECKING:  # settings read the registry on every start: the rules' base loads with them
     from verl_lint.rules.base import Rule
 
 _RULES: dict[str, type[Rule]] = {}
 _LOADED = False
+_BUILTIN: dict[str, dict] = {}  # `rule_table`'s built-in part per namespace, from the disk cache
+T = TypeVar("T")
 
 
 def register(cls: type[Rule]) -> type[Rule]:
@@ -26,6 +27,8 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
+    import pkgutil
+
     import verl_lint.rules as pkg
 
     # the knowledge base's pydantic schema defines no rule: loaded only to validate a rule file
@@ -40,21 +43,34 @@ def all_rules() -> list[type[Rule]]:
 
 
 def rule_names() -> dict[str, str]:
-    """{code: name} of every rule (built-in and added at run time). A start whose verl-lint
-    code an earlier run already indexed imports no rule module: settings resolve their
+    """{code: name} of every rule (built-in and added at run time). Settings resolve their
     selectors with this, so a run answered from the result cache never loads the rules
     (≈ 100 ms of imports)."""
-    if not _LOADED:
-        from verl_lint.result_cache import code_stamp
-        from verl_lint.verl import cache
+    return rule_table("rule-index", lambda rule: rule.name)
 
-        index = cache.load("rule-index", code_stamp())
-        if index is cache.MISS:
-            _load_builtin()
-            cache.store("rule-index", code_stamp(), {c: r.name for c, r in _RULES.items()})
-        else:
-            return {**index, **{c: r.name for c, r in _RULES.items()}}
-    return {c: r.name for c, r in _RULES.items()}
+
+def rule_table(namespace: str, describe: Callable[[type[Rule]], T]) -> dict[str, T]:
+    """{code: describe(rule)} of every rule (built-in and added at run time), by code. A start
+    whose verl-lint code an earlier run already described imports no rule module: the built-in
+    rules' part is kept in the disk cache (`namespace`) by verl-lint's code stamp, and read
+    once a run."""
+    if not _LOADED:
+        table = _BUILTIN.get(namespace)
+        if table is None:
+            from verl_lint.result_cache import code_stamp
+            from verl_lint.verl import cache
+
+            table = cache.load(namespace, code_stamp())
+            if table is cache.MISS:
+                # (`extend-rules` are registered only once the built-in rules are loaded)
+                _load_builtin()
+                table = {c: describe(r) for c, r in _RULES.items()}
+                cache.store(namespace, code_stamp(), table)
+            _BUILTIN[namespace] = table
+        if not _LOADED:
+            added = {c: describe(r) for c, r in _RULES.items()}
+            return dict(sorted({**table, **added}.items()))
+    return {rule.code: describe(rule) for rule in all_rules()}
 
 
 def rule_count() -> int:

@@ -34,20 +34,31 @@ def cache_root() -> Path | None:
 
 
 def _path(namespace: str, key: str) -> Path | None:
+    file = _file(namespace, key)
+    return None if file is None else Path(file)
+
+
+def _file(namespace: str, key: str) -> str | None:
+    # a string: a run answered from the result cache reads one entry per file it lints
     root = cache_root()
     if root is None:
         return None
-    return root / namespace / (hashlib.sha1(key.encode()).hexdigest() + ".pickle")
+    return os.path.join(root, namespace, hashlib.sha1(key.encode()).hexdigest() + ".pickle")
 
 
 def load(namespace: str, key: str) -> Any:
     """The cached value, or `MISS`. A corrupt or unreadable entry counts as a miss."""
-    path = _path(namespace, key)
+    path = _file(namespace, key)
     if path is None:
         return _MISS
     try:
-        with open(path, "rb") as fh:
-            stored_key, value = pickle.load(fh)
+        # read whole with the os calls (no file object): an entry is replaced, never grown
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = os.read(fd, os.fstat(fd).st_size + 1)
+        finally:
+            os.close(fd)
+        stored_key, value = pickle.loads(data)
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError):
         return _MISS
     return value if stored_key == key else _MISS

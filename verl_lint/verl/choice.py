@@ -141,6 +141,30 @@ def header_pin_range(script_text: str) -> tuple[int, int] | None:
     return None
 
 
+# a line whose first byte after spaces and tabs is printable ASCII but `#`
+_COMMAND_LINE = re.compile(rb"^[ \t]*[!-\"$-~]", re.M)
+
+
+def header_text(data: bytes) -> str:
+    """The part of a script's bytes its header pin is read from (`header_pin(header_text(b))
+    == header_pin(b.decode())`), decoded: its first 40 lines, or "" when they hold no `==` —
+    the common case, told without decoding the script."""
+    first = data.find(b"==")
+    if first == -1 or data.count(b"\n", 0, first) >= 40:
+        return ""
+    # a line up to it that starts with a command ends the header, as `str.strip` and
+    # `str.splitlines` see it too: the `==` is past the header
+    if _COMMAND_LINE.search(data, 0, first + 1):
+        return ""
+    end = -1
+    for _ in range(40):
+        end = data.find(b"\n", end + 1)
+        if end == -1:
+            break
+    # a prefix ending at a newline decodes as the whole script's text begins
+    return (data if end == -1 else data[:end + 1]).decode("utf-8", errors="replace")
+
+
 def clear_caches() -> None:
     """Forget the verl trees read on disk (their `verl/version/version` may have changed)."""
     _tree_choice.cache_clear()

@@ -28,7 +28,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Mapping
+
+from verl_lint.fileio import real_folder
 
 CONFIG_MARKER = Path("verl") / "trainer" / "config"
 _MAX_TREE_FILES = 20_000  # a runaway walk (a symlinked home) is not a verl tree
@@ -53,21 +55,25 @@ class Workspace:
         # one per folder: the scripts of a folder share it (≈ 1% of linting verl's scripts)
         return _for_folder(os.getcwd(), os.path.dirname(path), config_file)
 
-    def folders_up(self) -> Iterator[Path]:
+    def folders_up(self) -> tuple[Path, ...]:
         """The script's folder and its parents up to the project root (only the script's
         folder when no root is known): where a workspace's own files may sit."""
-        if self.script_dir is None:
-            return
-        here = _resolve(self.script_dir)
-        root = _resolve(self.project_root) if self.project_root else None
-        if root is None or (here != root and root not in here.parents):
-            yield here
-            return
-        while True:
-            yield here
-            if here == root or here.parent == here:
-                return
-            here = here.parent
+        return _folders_up(self.script_dir, self.project_root)
+
+
+@lru_cache(maxsize=256)  # asked for each file of a folder, and by several lookups
+def _folders_up(script_dir: Path | None, project_root: Path | None) -> tuple[Path, ...]:
+    if script_dir is None:
+        return ()
+    here = _resolve(script_dir)
+    root = _resolve(project_root) if project_root else None
+    if root is None or (here != root and root not in here.parents):
+        return (here,)
+    out = [here]
+    while here != root and here.parent != here:
+        here = here.parent
+        out.append(here)
+    return tuple(out)
 
 
 @lru_cache(maxsize=256)
@@ -94,10 +100,8 @@ def _git_root_above(directory: str) -> str | None:
 
 
 def _resolve(p: Path) -> Path:
-    try:
-        return p.resolve()
-    except (OSError, RuntimeError):
-        return p.absolute()
+    # once per folder for the whole run, shared with the configuration lookup (never raises)
+    return Path(real_folder(os.fspath(p.absolute())))
 
 
 # --- finding a tree ------------------------------------------------------------------------------
@@ -146,7 +150,8 @@ def may_be_installed() -> bool:
             return True
         for name in names:
             low = name.lower()
-            if low.endswith((".dist-info", ".egg-info")) and \
+            # a name normalised to `verl` starts with it (only the separators change)
+            if low.startswith("verl") and low.endswith((".dist-info", ".egg-info")) and \
                     re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0]) == "verl":
                 return True
     return False
@@ -181,22 +186,24 @@ def installed_verl_version() -> str | None:
         return None
 
 
-# an exact pin only: `verl>=0.6.0` says nothing about which release runs (the newest satisfies it)
-_REQUIREMENT = re.compile(r"\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$",
-                          re.M)
+# an exact pin only: `verl>=0.6.0` says nothing about which release runs (the newest satisfies
+# it); compiled when first used (by `re`): most workspaces have no REQUIRED_VERL.txt
+_REQUIREMENT = r"(?m)\bverl\s*==\s*v?([0-9][0-9A-Za-z.+\-]*)|^\s*v?(\d+\.\d+[\w.+\-]*)\s*$"
 
 
 def required_verl(ws: Workspace) -> tuple[str, Path] | None:
     """(version, file) from the nearest `REQUIRED_VERL.txt` with an exact pin (`verl==0.8.0`, or
     a bare `0.8.0`)."""
     for d in ws.folders_up():
+        if not os.path.isfile(os.path.join(d, _REQUIRED)):  # most folders: no Path made
+            continue
         f = d / _REQUIRED
         try:
-            text = f.read_text(errors="replace")[:4096] if f.is_file() else None
+            text = f.read_text(errors="replace")[:4096]
         except OSError:
             text = None
         if text:
-            m = _REQUIREMENT.search(text)
+            m = re.search(_REQUIREMENT, text)
             if m:
                 return (m.group(1) or m.group(2)).rstrip("."), f
     return None
@@ -294,6 +301,6 @@ def tree_version_of(root: Path) -> str | None:
 def clear_caches() -> None:
     """Forget what was found on disk — workspaces, git roots, the installed verl — for a
     long-running `--watch` or language server, where a `.git` or a verl tree may appear."""
-    for cached in (_for_folder, git_root, _git_root_above, may_be_installed, installed_tree,
-                   installed_verl_version):
+    for cached in (_for_folder, _folders_up, git_root, _git_root_above,
+                   may_be_installed, installed_tree, installed_verl_version):
         cached.cache_clear()
