@@ -193,6 +193,7 @@ def test_a_command_rarely_collects_garbage(cache_dir, fixable):
     probe = ("import gc, sys\n"
              "def count():\n    return sum(s['collections'] for s in gc.get_stats())\n"
              "before = count()  # the interpreter's own start\n"
+             "from verl_lint.console import entry  # as the console script does\n"
              "from verl_lint.cli import main\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
              "print('COLLECTIONS', count() - before, file=sys.stderr)")
@@ -202,6 +203,14 @@ def test_a_command_rarely_collects_garbage(cache_dir, fixable):
     warm = subprocess.run(cmd, capture_output=True, text=True)
     count = int(warm.stderr.split("COLLECTIONS")[1].split()[0])
     assert count <= 2, warm.stderr
+
+
+def test_importing_the_cli_keeps_the_callers_collector_settings():
+    # only the console script's own process raises the threshold (verl_lint.console)
+    probe = ("import gc\nbefore = gc.get_threshold()\nimport verl_lint.cli\n"
+             "print(gc.get_threshold() == before)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.stdout.strip() == "True", out.stderr
 
 
 def test_real_folder_is_realpath_built_on_the_parents(tmp_path):

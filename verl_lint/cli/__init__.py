@@ -7,16 +7,9 @@ subcommand means `check`.
 
 from __future__ import annotations
 
-import gc
 import importlib
 
-# A command is a short process that makes few reference cycles (linting makes none), but
-# importing click and verl-lint allocates tens of thousands of objects that live as long as
-# it does: with the default thresholds the collector walks them ≈ 40 times, ≈ 3 ms of a run
-# answered from the result cache. Collect as the engine does while it lints a batch.
-gc.set_threshold(50_000, 20, 20)
-
-import click  # noqa: E402
+import click
 
 from verl_lint import __version__
 
