@@ -225,6 +225,18 @@ def test_a_rename_whose_new_key_is_set_already_says_drop_it():
     assert p.fix is None  # different values: which one the user meant is theirs to say
 
 
+def test_a_suggestion_the_launch_deletes_is_not_set_already_and_not_renamed_onto():
+    a = analyze(["actor_rollout_ref.actor.optim.weight_decay=0.1",
+                 "actor_rollout_ref.actor.optim.weight_decay_=0.1"])
+    (p,) = [p for p in a.problems if p.code == "VL201"]
+    assert "sets it already" in p.message and p.fix.title.startswith("Remove")
+    a = analyze(["~actor_rollout_ref.actor.optim.weight_decay",
+                 "actor_rollout_ref.actor.optim.weight_decay_=0.1"])
+    (p,) = [p for p in a.problems if p.code == "VL201"]
+    # `~key` deletes it: nothing sets it, and a plain rename would set a deleted key
+    assert "already" not in p.message and p.fix is None
+
+
 def test_a_rename_chain_through_a_shared_key_keeps_the_role():
     """0.5.0 folded actor/ref/rollout `profiler.discrete` into `actor_rollout_ref.profiler`, 0.6.0
     moved it back per role: the ref's key goes to the ref's new key, not the actor's."""

@@ -720,11 +720,16 @@ def _prefix_fix(ov: Override, new_prefix: str, title: str) -> Fix | None:
     return Fix(title=title, edits=(Edit(start=start, end=ov.key_span.start, replacement=new_prefix),))
 
 
+def _setting(launch: Launch, key: str, besides: Override | None = None) -> list[Override]:
+    """The launch's overrides that set `key` (a `~key` deletes it: that is no setting)."""
+    return [o for o in launch.overrides if o is not besides and o.key == key and o.prefix != "~"]
+
+
 def _set_already(sugg: list[str], launch: Launch) -> str:
     """Say so when the launch sets the only suggestion already: renaming is then no fix (and a
     scenario where it does not is told apart, so its fix is not taken for this one's)."""
-    also = next((o for o in launch.overrides if len(sugg) == 1 and o.key == sugg[0]), None)
-    return "" if also is None else f" (the launch sets it already, line {also.span.line})"
+    also = _setting(launch, sugg[0]) if len(sugg) == 1 else []
+    return f" (the launch sets it already, line {also[0].span.line})" if also else ""
 
 
 def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsafe"],
@@ -734,7 +739,9 @@ def _rename_fix(ov: Override, new_key: str, applicability: Literal["safe", "unsa
     values), the old override is only to drop: the fix deletes it."""
     if not _literal_key(ov):
         return None
-    already = [o for o in launch.overrides if o is not ov and o.key == new_key and o.prefix != "~"]
+    if any(o.key == new_key and o.prefix == "~" for o in launch.overrides):
+        return None  # `~new_key` too: whether the renamed word then needs a `+` is the order's
+    already = _setting(launch, new_key, besides=ov)
     if not already:
         return Fix(title=f"Rename to '{new_key}'", applicability=applicability,
                    edits=(Edit(start=ov.key_span.start, end=ov.key_span.end, replacement=new_key),))
