@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from verl_lint.diagnostics import Diagnostic, FileReport
-from verl_lint.fileio import read_script, script_problem  # noqa: F401 - imported from here too
+from verl_lint.fileio import read_script
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText

@@ -545,7 +545,8 @@ def process_file(path: str | os.PathLike, settings: "Settings", options: FixOpti
     `result.report` is the engine's FileReport for the text now on disk: the fixed text when
     written, else the original (so `--show-fixes` alone reports the file as it is).
     """
-    from verl_lint.engine import FileReport, read_script
+    from verl_lint.diagnostics import FileReport
+    from verl_lint.fileio import read_script
 
     from verl_lint.engine import file_budget, gave_up, unexpected_error
     from verl_lint.fileio import write_bytes

@@ -47,7 +47,7 @@ def _json_value(value: Any) -> Any:
 
 def load(path: str):
     """(SourceText, ScriptModel) or ShowError with a one-line reason."""
-    from verl_lint.engine import read_script
+    from verl_lint.fileio import read_script
     from verl_lint.shell import parse_script
 
     p = Path(path)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
 
 if TYPE_CHECKING:
-    from verl_lint.engine import FileReport
+    from verl_lint.diagnostics import FileReport
 
 FORMATS: dict[str, str] = {
     "full": "verl_lint.report.full",
