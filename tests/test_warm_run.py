@@ -230,6 +230,19 @@ def test_real_folder_is_realpath_built_on_the_parents(tmp_path):
     fileio.real_folder.cache_clear()
 
 
+def test_real_path_of_a_file_is_realpath_relative_and_after_a_link(tmp_path, monkeypatch):
+    # `link/..` is the link target's parent, not the link's folder: text alone cannot say
+    (tmp_path / "here").mkdir()
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (tmp_path / "here" / "link").symlink_to("../elsewhere/sub")
+    monkeypatch.chdir(tmp_path)
+    for path in ["here/link/../x.sh", "here/link/x.sh", "here/x.sh", "./here/../here/x.sh",
+                 "x.sh", f"{tmp_path}/here/link/../x.sh"]:
+        fileio.real_folder.cache_clear()
+        assert fileio.real_path(path) == os.path.realpath(path), path
+    fileio.real_folder.cache_clear()
+
+
 @pytest.mark.parametrize("extend", [False, True])
 def test_a_cached_sarif_run_lists_the_rules_without_loading_them(cache_dir, fixable, extend):
     import test_knowledge

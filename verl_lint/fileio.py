@@ -181,7 +181,9 @@ def real_path(path: str | os.PathLike, *, is_link: bool | None = None) -> str:
         is_link = os.path.islink(text)
     if name in ("", ".", "..") or is_link:
         return os.path.realpath(text)
-    return os.path.join(real_folder(os.path.abspath(head or os.curdir)), name)
+    # joined, not `abspath`: that would drop `link/..` by its text, where the link's target's
+    # parent is meant (`real_folder` resolves a `..` with the links before it)
+    return os.path.join(real_folder(os.path.join(os.getcwd(), head)), name)
 
 
 @lru_cache(maxsize=4096)
