@@ -411,10 +411,12 @@ AUTO_JOBS_MIN_FILES = 48  # `jobs=None`: a process pool only pays for itself bey
 
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
                jobs: int | None = 1, display: Callable[[Path], str] = str,
-               cache: "ResultCache | None" = None) -> list[FileReport]:
+               cache: "ResultCache | None" = None,
+               pool: "WorkerPool | None" = None) -> list[FileReport]:
     """Lint files in the given order; `jobs > 1` uses a process pool (same output order),
-    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting. With a
-    `cache`, unchanged files get their stored report and new clean reports are stored."""
+    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting (or the
+    `pool` a caller keeps for its batches runs already). With a `cache`, unchanged files get
+    their stored report and new clean reports are stored."""
     import gc
 
     frozen_before = gc.get_freeze_count()
@@ -428,7 +430,8 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         todo = [(*t, cache.read_for_lint(t[0]) if cache is not None else None)
                 for t, r in zip(tasks, reports) if r is None]
         if jobs is None:
-            jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
+            many = len(todo) > AUTO_JOBS_MIN_FILES or (pool is not None and pool.running)
+            jobs = (os.cpu_count() or 1) if many else 1
         fresh: list[FileReport] = []
 
         def done(task: tuple[Path, Settings, str], report: FileReport) -> None:
@@ -436,7 +439,7 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
             if cache is not None:  # while the workers lint the next files
                 cache.store(task[0], task[1], report)
 
-        if not (jobs > 1 and len(todo) > 1 and _lint_parallel(todo, jobs, done)):
+        if not (jobs > 1 and len(todo) > 1 and _lint_parallel(todo, jobs, done, pool)):
             fresh.clear()
             for t in todo:
                 done(t, _lint_task(t))
@@ -450,29 +453,59 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
             gc.unfreeze()
 
 
-def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None]) -> bool:
-    """Lint `tasks` in a process pool, calling `done(task, report)` in order as reports
-    arrive; False when this platform has no process support (nothing was reported then)."""
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
+class WorkerPool:
+    """The worker processes of one run's batches (`lint_paths(pool=…)`): forked by the first
+    batch that uses them, so a run of many batches loads the workers once; `close()` ends it."""
 
-    # rules loaded before the pool starts are inherited by forked workers; fork explicitly on
-    # Linux (Python 3.14 defaults to forkserver there, whose workers would import everything
-    # again), the platform default elsewhere (macOS: spawn)
-    from verl_lint.rules.registry import all_rules
+    def __init__(self) -> None:
+        self._executor = None
 
-    all_rules()
-    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+    @property
+    def running(self) -> bool:
+        return self._executor is not None
+
+    def executor(self, workers: int):
+        if self._executor is None:
+            import multiprocessing
+            import sys
+            from concurrent.futures import ProcessPoolExecutor
+
+            # rules loaded before the pool starts are inherited by forked workers; fork
+            # explicitly on Linux (Python 3.14 defaults to forkserver there, whose workers would
+            # import everything again), the platform default elsewhere (macOS: spawn)
+            from verl_lint.rules.registry import all_rules
+
+            all_rules()
+            context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+            self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+
+
+def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None],
+                   pool: WorkerPool | None = None) -> bool:
+    """Lint `tasks` in a process pool (the caller's `pool`, else one for these tasks), calling
+    `done(task, report)` in order as reports arrive; False when this platform has no process
+    support (nothing was reported then)."""
+    own = pool is None
+    pool = pool or WorkerPool()
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-            # small chunks, so that the last ones finish close together (verl's scripts
-            # differ ten-fold in work; 22-file chunks left one worker idle ≈ 60 ms of 0.5 s);
-            # a chunk's round trip costs far less than a file
-            chunk = max(1, min(4, len(tasks) // (jobs * 8)))
-            for task, report in zip(tasks, pool.map(_lint_task, tasks, chunksize=chunk)):
-                done(task, report)
-            return True
+        executor = pool.executor(min(jobs, len(tasks)))
+        # small chunks, so that the last ones finish close together (verl's scripts
+        # differ ten-fold in work; 22-file chunks left one worker idle ≈ 60 ms of 0.5 s);
+        # a chunk's round trip costs far less than a file
+        chunk = max(1, min(4, len(tasks) // (jobs * 8)))
+        for task, report in zip(tasks, executor.map(_lint_task, tasks, chunksize=chunk)):
+            done(task, report)
+        return True
     except (OSError, NotImplementedError, PermissionError):
+        own = True  # a pool that cannot start is not kept for the next batch
         return False  # no process support here (sandbox): the caller lints serially
+    finally:
+        if own:
+            pool.close()
 
