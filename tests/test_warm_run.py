@@ -158,6 +158,20 @@ def test_a_cached_device_run_does_not_parse_the_scripts(cache_dir, device_script
     assert (again.output, again.exit_code) == (uncached.output, uncached.exit_code)
 
 
+def test_a_device_run_reads_each_script_once(cache_dir, device_scripts, monkeypatch):
+    reads: list[str] = []
+    real = fileio.read_bounded
+
+    def counting(path, *args, **kwargs):
+        reads.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileio, "read_bounded", counting)
+    result = _run("check", "--format", "json", "--device", "npu", str(device_scripts))
+    assert result.exit_code == 1, result.output
+    assert sorted(reads) == ["a.sh", "b.sh", "plain.sh"]  # looked up, device checked, linted
+
+
 @pytest.mark.parametrize("cache", [True, False])
 def test_a_device_a_script_never_tests_is_still_an_error_line(cache_dir, device_scripts, cache):
     args = ["check", "--format", "concise", "--device", "tpu", str(device_scripts)]

@@ -253,10 +253,11 @@ class ResultCache:
         if script_problem(source.data) is None:  # else linting reads it and says why
             self._unlinted[path] = source
 
-    def read_for_lint(self, path: Path) -> "SourceText | None":
-        """The script `load` read for a file it did not find (once): linting it need not read
-        it again, and the entry it stores is made from the bytes that were looked up."""
-        return self._unlinted.pop(path, None)
+    def read_for_lint(self, path: Path, *, keep: bool = False) -> "SourceText | None":
+        """The script `load` read for a file it did not find (once, unless `keep`): linting
+        it need not read it again, and the entry it stores is made from the bytes that were
+        looked up."""
+        return self._unlinted.get(path) if keep else self._unlinted.pop(path, None)
 
     def store(self, path: Path, settings: "Settings", report: "FileReport") -> None:
         # a crashing rule crashes again on the same input (and keeps the others' findings),

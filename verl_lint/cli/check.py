@@ -309,9 +309,11 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results,
 def _device_skip(t: Target, settings, results) -> str | None:
     if not _pins_device(settings):
         return None
-    if results is not None:  # the engine reads it again when it is linted (a rare option)
-        results.read_for_lint(t.path)
-    return _file_device_error(t.path, settings)
+    # the script the cache read to look it up, which the engine then lints: read once
+    source = results.read_for_lint(t.path, keep=True) if results is not None else None
+    if source is None:
+        return _file_device_error(t.path, settings)
+    return _device_error(source.data, str(t.path), settings)
 
 
 def _lint_bytes(t: Target, settings):
