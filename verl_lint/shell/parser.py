@@ -13,6 +13,7 @@ import re
 import signal
 import threading
 import time
+from bisect import bisect_right
 from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
@@ -1084,15 +1085,26 @@ def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
     words reach up to its operator (only blanks between: `cmd -⏎<<'PY'` was blanked). The
     commands were built a moment ago and nothing has seen them yet."""
     data = b.data
-    commands = [s for s in ScriptModel(body=tuple(body)).statements if isinstance(s, Command)]
+    commands = sorted((s for s in ScriptModel(body=tuple(body)).statements
+                       if isinstance(s, Command)), key=lambda c: c.span.start)
+    starts = [c.span.start for c in commands]
+
+    def reaches(c: Command, at: int) -> bool:
+        return c.span.end >= at or bool(_BLANKS_OR_CONTINUATIONS.fullmatch(data, c.span.end, at))
+
     for h in lifted:
         raw = _dec(data[h.start:h.operator_end]).lstrip("<-").strip()  # `'PY'`, `EOF`
         doc = b.make_heredoc(h.start, h.end, raw, (h.body_start, h.body_end))
-        owner = max((c for c in commands if c.span.start <= h.start and (
-            c.span.end >= h.start or _BLANKS_OR_CONTINUATIONS.fullmatch(data, c.span.end,
-                                                                         h.start))),
-                    key=lambda c: c.span.start, default=None)
-        if owner is not None:
+        # the latest-starting command that reaches it (the first of equal starts): looked for
+        # back from the operator, not among all commands (a file of here-documents was
+        # quadratic)
+        i = bisect_right(starts, h.start) - 1
+        while i >= 0 and not reaches(commands[i], h.start):
+            i -= 1
+        while i > 0 and starts[i - 1] == starts[i] and reaches(commands[i - 1], h.start):
+            i -= 1
+        if i >= 0:
+            owner = commands[i]
             owner.heredocs = owner.heredocs + (doc,)
     b.heredocs.sort(key=lambda d: d.span.start)
 
