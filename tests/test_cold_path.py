@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from verl_lint.verl import suggest
@@ -219,6 +219,13 @@ _SHELL_BITS = st.sampled_from([b"a", b"x=1", b" ", b"\t", b"\n", b"#", b"# c\n",
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_SHELL_BITS, max_size=30).map(b"".join))
+# a comment starts after each byte that ends a word: the jump must stop at every one
+@example(b"(#<>")
+@example(b")#<>")
+@example(b"|#<>")
+@example(b";#<>")
+@example(b"&#<>")
+@example(b" #<>")
 def test_masking_skips_plain_runs_as_stepping_byte_by_byte_does(data):
     """`_mask_range` jumps over runs of bytes it has nothing to do with; with the jump
     disabled (a pattern that matches nothing) it steps byte by byte: the same result."""

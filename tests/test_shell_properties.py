@@ -125,7 +125,9 @@ WORDISH = st.lists(st.sampled_from(
      "${X:-a/b}", '${X:-"a ${Y} b"}', "${X:-${Y:-2}}", "${X:-$(date +%s)}", "${X:-'s q'}",
      "${#X}", "${X:0:2}", "${oc.env:HOME}", "${X", '$(a "b c" d)', "$(( (1+2) * 3 ))",
      '"${X:-a b}"', '"$(a)"', '"$((1 + 2))"',
-     "$((X", "$(", "${X:-\\}}"]), min_size=1, max_size=8
+     "$((X", "$(", "${X:-\\}}",
+     # inside "…" a `'` in `${…}` does not quote (the fast lexer's double-quote flag)
+     "\"${X:-'}'}\""]), min_size=1, max_size=8
 ).map("".join)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from verl_lint.verl.suggest import (
     _acronym, _quick_ratio, _subsequence, closest_keys, leaf_similarity,
@@ -20,6 +20,10 @@ def test_quick_ratio_is_difflibs(a, b):
 
 
 @given(names, names)
+# the acronym and dropped-word shortcuts, which random names rarely reach
+@example("lr", "learning_rate")
+@example("ab", "a_b")
+@example("a_b", "a_c_b")
 def test_leaf_similarity_is_the_difflib_score(a, b):
     """As before the shortcuts: difflib's ratio behind its two quick bounds, raised for an
     acronym or dropped words."""
