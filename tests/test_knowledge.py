@@ -815,3 +815,10 @@ def test_in_against_a_value_that_is_not_a_list_gives_no_verdict():
 
     assert compare("in", "a", "abc") is None and compare("not_in", "x", "abc") is None
     assert compare("in", "a", ["a", "b"]) is True and compare("not_in", "a", ["a"]) is False
+
+
+def test_a_plain_fix_spec_defaults_as_the_schema_does():
+    from verl_lint.rules.knowledge import plain, schema
+
+    optional = {n: f.default for n, f in schema.FixSpec.model_fields.items() if not f.is_required()}
+    assert optional and all(getattr(plain.FixSpec, n) == d for n, d in optional.items())

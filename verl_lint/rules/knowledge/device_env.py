@@ -196,8 +196,7 @@ class DeviceEnvMismatch(Rule):
             return
         word = script_span(r)
         span = value_span(ctx, word) if word is not None else ctx.head_span()
-        fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}, prefix=None, near=None,
-                                         title=None, applicability="safe"), device_specific=True)
+        fix = build_fix(ctx, FixSpec(set={"trainer.device": "npu"}), device_specific=True)
         yield self.diagnostic(
             span, f"`trainer.device` is {value} ({describe_origin(ctx, r)}) in the npu "
                   f"scenario: verl {ctx.release.version} does not detect NPUs by itself (from "
