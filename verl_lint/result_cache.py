@@ -171,7 +171,6 @@ class ResultCache:
         _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
         self._prints: dict[tuple, tuple["Settings", str]] = {}
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
-        self._verl_keys: dict["VersionChoice", str] = {}
         self._missed: set[Path] = set()  # looked up in this run and not found: not read again
         self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
@@ -204,9 +203,7 @@ class ResultCache:
         if entry is None or entry[0] is not settings:
             if self._rules is None:
                 self._rules = _runtime_rules()
-            verl = self._verl_keys.get(choice)  # type: ignore[arg-type]
-            if verl is None:
-                verl = self._verl_keys[choice] = verl_key(choice)  # type: ignore[index]
+            verl = verl_key(choice)  # type: ignore[arg-type]
             # what the files under these settings and this verl share, as one digest: a
             # short key per file is quicker to name, read and compare
             common = f"{code_stamp()}\0{verl}\0{self._rules}\0{_settings_print(settings)}"

@@ -181,7 +181,7 @@ def find_targets(opts: CheckOptions, settings_for) -> list[Target]:
     seen: set[str] = set()  # a file named twice, or reached twice, is linted once
     for given in paths:
         try:
-            files = discover([Path(given)], getattr(settings_for, "lenient", settings_for),
+            files = discover([Path(given)], settings_for.lenient,
                              force_exclude=opts.force_exclude, seen=seen)
         except DiscoveryError:
             targets.append(Target(Path(given), display_name(given),

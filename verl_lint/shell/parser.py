@@ -131,20 +131,15 @@ class Lifted(NamedTuple):
     end: int
 
 
-def mask(data: bytes) -> bytes:
+def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
     """Rewrite spans tree-sitter-bash mis-parses into same-length text it parses the same way
     bash does: `${<complex>}` → `${____}`, `` `# …` `` → spaces, `<>` → `< `, the string
     comparison `\\<`/`\\>` of a test → `-a` (another binary operator), a trailing
     `\\` continuation at the end of the file → space, a here-document with no command
     (`<<EOF … EOF` on lines of its own, a block-comment idiom; bash reads and drops it) →
-    blank lines, and a here-document with more of the command line after it → blanks (see
-    `masked`)."""
-    return masked(data)[0]
-
-
-def masked(data: bytes) -> tuple[bytes, list[Lifted]]:
-    """`mask(data)` and the here-documents it lifted out of commands (`parse_script` gives them
-    back to their commands).
+    blank lines, and a here-document with more of the command line after it → blanks; with
+    the here-documents lifted out of commands (`parse_script` gives them back to their
+    commands).
 
     A here-document's body starts at the next newline, whatever the rest of its line holds.
     tree-sitter-bash reads that rest its own way: a compound command that goes on after the body

@@ -60,7 +60,7 @@ class EffectiveConfig:
         return key in self._entries
 
     def keys_ending(self, tail: str) -> list[str]:
-        """The keys ending in `tail` (".multi_turn.enable"), in the order of `keys()`."""
+        """The keys ending in `tail` (".multi_turn.enable"), in no particular order."""
         narrow = getattr(self._entries, "keys_ending", None)  # lazy entries walk less
         if narrow is not None:
             return narrow(tail)

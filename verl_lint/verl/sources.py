@@ -84,7 +84,6 @@ def _for_folder(cwd: str, folder: str, config_file: str | None) -> Workspace:
     return Workspace(script_dir=script_dir, project_root=root, cwd=here)
 
 
-@lru_cache(maxsize=256)
 def git_root(folder: Path) -> Path | None:
     found = _git_root_above(str(_resolve(folder)))
     return None if found is None else Path(found)
@@ -301,6 +300,6 @@ def tree_version_of(root: Path) -> str | None:
 def clear_caches() -> None:
     """Forget what was found on disk — workspaces, git roots, the installed verl — for a
     long-running `--watch` or language server, where a `.git` or a verl tree may appear."""
-    for cached in (_for_folder, _folders_up, git_root, _git_root_above,
+    for cached in (_for_folder, _folders_up, _git_root_above,
                    may_be_installed, installed_tree, installed_verl_version):
         cached.cache_clear()

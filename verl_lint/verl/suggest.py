@@ -33,11 +33,6 @@ def _indexed(tree: dict) -> tuple[Any, list[str], dict[str, list[str]]]:
     return hit
 
 
-def all_paths(tree: dict) -> list[str]:
-    """Every dotted path (containers and leaves) of a shared, never-mutated tree."""
-    return _indexed(tree)[1]
-
-
 def _acronym(name: str) -> str:
     return "".join(p[0] for p in name.split("_") if p)
 
