@@ -146,7 +146,7 @@ def test_verl_key_is_part_of_the_slot(cache_dir, scripts, monkeypatch):
 
 
 def test_a_verl_tree_on_disk_is_keyed_by_its_files(tmp_path):
-    from verl_lint.verl.release import VersionChoice
+    from verl_lint.verl.choice import VersionChoice
 
     config = tmp_path / "verl" / "trainer" / "config"
     config.mkdir(parents=True)

@@ -13,7 +13,8 @@ from verl_lint.evaluate.model import Launch, Override, Unknown
 from verl_lint.source import SourceText
 from verl_lint.verl import cache, data
 from verl_lint.verl.analysis import analyze_launch, entry_module
-from verl_lint.verl.release import choose_version, header_pin, load_release, nearest_release
+from verl_lint.verl.choice import choose_version, header_pin, nearest_release
+from verl_lint.verl.release import load_release
 from verl_lint.verl.versions import NEWEST, SUPPORTED_VERSIONS
 
 PPO = "verl.trainer.main_ppo"

@@ -13,7 +13,8 @@ from verl_lint.engine import lint_file
 from verl_lint.settings import SettingsResolver
 from verl_lint.verl import data
 from verl_lint.verl.mine.release import converted_nodes, hydra_main, registries
-from verl_lint.verl.release import choose_version, load_release
+from verl_lint.verl.choice import choose_version
+from verl_lint.verl.release import load_release
 from verl_lint.verl.sources import Workspace
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "workspaces"

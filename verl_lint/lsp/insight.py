@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from verl_lint.evaluate.model import Launch, Override
     from verl_lint.settings import Settings
     from verl_lint.verl.analysis import LaunchAnalysis
-    from verl_lint.verl.release import VersionChoice
+    from verl_lint.verl.choice import VersionChoice
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.@+~\-]*$")
 # `key=partial value` before the cursor, the key as Hydra reads it (prefix, optional package)
@@ -103,7 +103,7 @@ class Insight:
         if self._choice is not None:
             return self._choice
         if self._version:
-            from verl_lint.verl.release import choose_version
+            from verl_lint.verl.choice import choose_version
 
             return choose_version(cli=self._version)
         return self.settings.choose_verl_version(self.source.text, self.source.path)

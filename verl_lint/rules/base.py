@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from verl_lint.shell.model import ScriptModel
     from verl_lint.verl.analysis import LaunchAnalysis
     from verl_lint.verl.effective import EffectiveConfig
-    from verl_lint.verl.release import VerlRelease, VersionChoice
+    from verl_lint.verl.choice import VersionChoice
+    from verl_lint.verl.release import VerlRelease
 
 Scope = Literal["script", "scenario", "launch"]
 

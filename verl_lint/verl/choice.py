@@ -1,9 +1,9 @@
 """Which verl a script is judged against: `VersionChoice` and `choose_version` (DESIGN.md's order,
 see `verl_lint.verl.sources`).
 
-Apart from `verl_lint.verl.release` (the releases' knowledge, pydantic models among it) so that a
-run answered from the result cache can choose — the choice is part of an entry's key — without
-importing either.
+Apart from `verl_lint.verl.release` (the releases' knowledge, large to import) so that a run
+answered from the result cache can choose — the choice is part of an entry's key — without
+importing it.
 """
 
 from __future__ import annotations

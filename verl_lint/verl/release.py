@@ -1,14 +1,9 @@
-"""Which verl a script is linted against, and that verl's knowledge.
+"""A verl's knowledge: the releases bundled with verl-lint and trees mined from disk.
 
 CONTRACT (the engine relies on these names):
-- `VersionChoice(version, requested, source, supported, kind, path, tree_version, problem)`:
-  `version` is always a bundled release — the one whose curated knowledge (renames, enums,
-  constraints) applies; `kind`/`path` say whether the configs and code come from that bundled
-  release or from a verl tree on disk (`workspace`, `installed`);
-- `choose_version(cli=None, config=None, script_text="", verl_source=None, workspace=None)`
-  applies DESIGN.md's order (see `verl_lint.verl.sources`);
 - `load_release(version) -> VerlRelease` (a bundled release, cached) and
-  `release_for(choice) -> VerlRelease` (bundled or mined from the tree on disk).
+  `release_for(choice) -> VerlRelease` (bundled or mined from the tree on disk), for the
+  `VersionChoice` that `verl_lint.verl.choice.choose_version` made (DESIGN.md's order).
 """
 
 from __future__ import annotations
@@ -20,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from verl_lint.verl import data
-from verl_lint.verl.choice import (  # noqa: F401 - choosing a verl is imported from here too
-    VersionChoice, choose_version, header_pin, header_pin_range, nearest_release,
-)
+from verl_lint.verl.choice import VersionChoice
 from verl_lint.verl.versions import in_range, parse_version
 
 

@@ -7,7 +7,7 @@ from typing import Iterable
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
-from verl_lint.verl.release import header_pin_range
+from verl_lint.verl.choice import header_pin_range
 from verl_lint.verl.versions import SUPPORTED_VERSIONS
 
 
