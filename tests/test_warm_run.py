@@ -172,6 +172,22 @@ def test_a_device_run_reads_each_script_once(cache_dir, device_scripts, monkeypa
     assert sorted(reads) == ["a.sh", "b.sh", "plain.sh"]  # looked up, device checked, linted
 
 
+def test_a_cache_miss_is_looked_up_once(cache_dir, device_scripts, monkeypatch):
+    from verl_lint.result_cache import ResultCache
+
+    looks: list[str] = []
+    real = ResultCache.load
+
+    def counting(self, path, *args):
+        looks.append(os.path.basename(path))
+        return real(self, path, *args)
+
+    monkeypatch.setattr(ResultCache, "load", counting)
+    result = _run("check", "--format", "json", str(device_scripts))
+    assert result.exit_code == 1, result.output
+    assert sorted(looks) == ["a.sh", "b.sh", "plain.sh"]  # by check, not again by the engine
+
+
 @pytest.mark.parametrize("cache", [True, False])
 def test_a_device_a_script_never_tests_is_still_an_error_line(cache_dir, device_scripts, cache):
     args = ["check", "--format", "concise", "--device", "tpu", str(device_scripts)]

@@ -411,12 +411,13 @@ AUTO_JOBS_MIN_FILES = 48  # `jobs=None`: a process pool only pays for itself bey
 
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
                jobs: int | None = 1, display: Callable[[Path], str] = str,
-               cache: "ResultCache | None" = None,
+               cache: "ResultCache | None" = None, looked_up: bool = False,
                pool: "WorkerPool | None" = None) -> list[FileReport]:
     """Lint files in the given order; `jobs > 1` uses a process pool (same output order),
     `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting (or the
     `pool` a caller keeps for its batches runs already). With a `cache`, unchanged files get
-    their stored report and new clean reports are stored."""
+    their stored report (`looked_up`: the caller asked the cache already, these all missed)
+    and new clean reports are stored."""
     import gc
 
     frozen_before = gc.get_freeze_count()
@@ -424,7 +425,7 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
     try:
         tasks = [(p, settings_for(p), display(p)) for p in paths]
         reports: list[FileReport | None] = [None] * len(tasks)
-        if cache is not None:
+        if cache is not None and not looked_up:
             reports = [cache.load(*t) for t in tasks]
         # a file the cache missed is linted from the bytes it read
         todo = [(*t, cache.read_for_lint(t[0]) if cache is not None else None)

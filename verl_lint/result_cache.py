@@ -171,7 +171,6 @@ class ResultCache:
         _TREE_STAMPS.clear()  # a `--watch` pass sees a changed tree
         self._prints: dict[tuple, tuple["Settings", str]] = {}
         self._choices: dict[tuple, tuple["Settings", "VersionChoice"]] = {}
-        self._missed: set[Path] = set()  # looked up in this run and not found: not read again
         self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
@@ -216,14 +215,11 @@ class ResultCache:
 
     def load(self, path: Path, settings: "Settings", display: str) -> "FileReport | None":
         """The stored report for this file as it is now, or None: lint it (from the script
-        `read_for_lint` hands on). A file is looked up once a run."""
+        `read_for_lint` hands on)."""
         from verl_lint.diagnostics import FileReport
         from verl_lint.fileio import read_bounded
         from verl_lint.source import SourceText
 
-        if path in self._missed:
-            return None
-        self._missed.add(path)
         data, _ = read_bounded(path)
         if data is None:
             return None  # linting reads it and says why
@@ -237,7 +233,6 @@ class ResultCache:
         # are a script (valid UTF-8, no NUL)
         if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
             return self._miss(path, source)
-        self._missed.discard(path)
         _, diagnostics, error, _, _, json_entry, json_texts = found
         self.hits += 1
         # the verl it was judged against is `choice`: the slot is named by it

@@ -300,7 +300,7 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results,
             pool.append(WorkerPool())
         linted = iter(lint_paths([t.path for t in todo], settings_for, jobs=jobs,
                                  display={t.path: t.display for t in todo}.__getitem__,
-                                 cache=results, pool=pool[0]))
+                                 cache=results, looked_up=True, pool=pool[0]))
     by_path = iter([r if r is not None else next(linted) for r in stored])
     return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
             for t in targets]
