@@ -130,7 +130,7 @@ def test_enum_index_gives_the_first_entry_naming_a_key():
         assert _enum_entries().get(key) is scan, key
 
 
-def test_device_blocks_kept_for_the_last_model_only():
+def test_device_blocks_are_the_device_cases_and_ifs_in_order():
     from verl_lint.rules.shell._shell import device_blocks
     from verl_lint.shell import parse_script
     from verl_lint.source import SourceText
@@ -140,7 +140,6 @@ def test_device_blocks_kept_for_the_last_model_only():
     one, two = (parse_script(SourceText(t.encode())) for t in (text, "echo hi\n" + text))
     first = device_blocks(one)
     assert [type(b).__name__ for b in first] == ["Case", "If"]
-    assert device_blocks(one) is first
     assert [b.span.start for b in device_blocks(two)] == [b.span.start + 8 for b in first]
     assert device_blocks(one) == first
 

@@ -38,20 +38,10 @@ def _is_device_if(block: If) -> bool:
 
 def device_blocks(model: ScriptModel) -> tuple[Case | If, ...]:
     """The device `case`s and `if`s, in source order, that end before the first parse error
-    (see `clean_until`). Several rules ask, per script and per launch: the last model's answer
-    is kept."""
-    global _LAST_BLOCKS
-    last = _LAST_BLOCKS  # one read: another thread may replace it
-    if last is not None and last[0] is model:
-        return last[1]
+    (see `clean_until`): a filter of the model's own index of blocks (a few µs)."""
     cutoff = clean_until(model)
-    blocks = tuple(s for s in model.statements if s.span.end <= cutoff and (
-        (isinstance(s, Case) and is_device_case(s)) or (isinstance(s, If) and _is_device_if(s))))
-    _LAST_BLOCKS = (model, blocks)
-    return blocks
-
-
-_LAST_BLOCKS: "tuple[ScriptModel, tuple[Case | If, ...]] | None" = None
+    return tuple(b for b in model.blocks.values() if b.span.end <= cutoff and (
+        (isinstance(b, Case) and is_device_case(b)) or (isinstance(b, If) and _is_device_if(b))))
 
 
 def device_cases(model: ScriptModel) -> list[Case]:
