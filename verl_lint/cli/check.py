@@ -377,10 +377,10 @@ def _use_color(opts: CheckOptions, stream) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def _print_errors(reports: Sequence) -> None:
-    for r in reports:
-        if r.error is not None:
-            click.echo(f"error: {r.path}: {r.error}", err=True)
+def _print_error(r) -> None:
+    """The error line of a file that could not be linted."""
+    if r.error is not None:
+        click.echo(f"error: {r.path}: {r.error}", err=True)
 
 
 def report(reports: Iterable, opts: CheckOptions, outcome: Outcome | None = None) -> None:
@@ -396,8 +396,7 @@ def report(reports: Iterable, opts: CheckOptions, outcome: Outcome | None = None
         sink = Statistics(out, options) if opts.statistics else \
             renderer(opts.output_format, out, options)
         for r in reports:
-            if r.error is not None:
-                click.echo(f"error: {r.path}: {r.error}", err=True)
+            _print_error(r)
             if outcome is not None:
                 outcome.add(r)
             _unless_reader_left(sink.add, r)
@@ -453,7 +452,8 @@ def run_check(opts: CheckOptions) -> int:
 
             reports = list(once_per_run(error_reports(targets, fix)))
             if status is not None:  # --diff, or fixed stdin: fixes.py printed the result
-                _print_errors(reports)
+                for r in reports:
+                    _print_error(r)
                 return 2 if any(r.error is not None for r in reports) else status
         else:
             reports = lint_reports(targets, settings_for, opts)
