@@ -1,5 +1,6 @@
-"""`record` shares `__eq__`, `__hash__` and `__repr__` between classes instead of having
-dataclasses compile them per class: they must answer exactly as dataclasses' own would."""
+"""`record` (and `shared_dataclass`) share `__eq__`, `__hash__` and `__repr__` between classes
+instead of having dataclasses compile them per class: they must answer exactly as dataclasses'
+own would."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import FrozenInstanceError, dataclass, field, fields
 
 import pytest
 
-from verl_lint.records import record
+from verl_lint.records import record, shared_dataclass
 
 PLAIN = dataclass(slots=True, kw_only=True, unsafe_hash=True)  # what `record` stands for
 
@@ -18,6 +19,13 @@ def twins(body: dict, bases: tuple = ()) -> tuple[type, type]:
     def make(decorate, base):
         return decorate(type("Thing", base, dict(body)))
     return make(record, bases[:1]), make(PLAIN, bases[1:])
+
+
+def hash_or_error(x):
+    try:
+        return hash(x)
+    except TypeError:  # a list field: unhashable either way
+        return TypeError
 
 
 NAN = math.nan
@@ -46,13 +54,7 @@ def test_eq_hash_repr_match_dataclasses(name):
     for x in [*kwargs, *nan_twice]:
         r, p = rec(**x), plain(**x)
         assert repr(r) == repr(p)
-        try:
-            expected = hash(p)
-        except TypeError:  # a list field: unhashable either way
-            with pytest.raises(TypeError):
-                hash(r)
-        else:
-            assert hash(r) == expected
+        assert hash_or_error(r) == hash_or_error(p)
         for y in [*kwargs, *nan_twice]:
             assert (r == rec(**y)) == (p == plain(**y)), (x, y)
             assert (r != rec(**y)) == (p != plain(**y)), (x, y)
@@ -94,3 +96,30 @@ def test_records_stay_slotted_keyword_only_and_not_frozen():
     except FrozenInstanceError:  # pragma: no cover - would be a change of contract
         pytest.fail("records are not frozen")
     assert rec.__eq__.__qualname__ == "Thing.__eq__"
+
+
+# the option sets verl-lint's classes use (diagnostics, settings, suppressions, CLI options)
+OPTIONS = [dict(frozen=True, slots=True), dict(frozen=True), dict(slots=True, kw_only=True),
+           dict(slots=True), dict(), dict(frozen=True, eq=False)]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+@pytest.mark.parametrize("name", ["several", "one field", "field options"])
+def test_shared_dataclass_matches_dataclass(options, name):
+    body, kwargs = BODIES[name]
+    ours = shared_dataclass(**options)(type("Thing", (), dict(body)))
+    theirs = dataclass(**options)(type("Thing", (), dict(body)))
+    assert (ours.__hash__ is None) == (theirs.__hash__ is None)
+    assert (ours.__eq__ is object.__eq__) == (theirs.__eq__ is object.__eq__)
+    by_identity = theirs.__hash__ is object.__hash__
+    assert (ours.__hash__ is object.__hash__) == by_identity
+    for x in kwargs:
+        a, b = ours(**x), theirs(**x)
+        assert repr(a) == repr(b)
+        if theirs.__hash__ is not None and not by_identity:
+            assert hash_or_error(a) == hash_or_error(b)
+        for y in kwargs:
+            assert (a == ours(**y)) == (b == theirs(**y)), (x, y)
+        if options.get("frozen"):
+            with pytest.raises(FrozenInstanceError):
+                a.a = 5

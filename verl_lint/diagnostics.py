@@ -8,9 +8,11 @@ importing pydantic (≈ 45 ms of a ≈ 70 ms start). Copies with changes are `da
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Literal
+
+from verl_lint.records import shared_dataclass
 
 if TYPE_CHECKING:
     from verl_lint.source import SourceText, Span
@@ -44,7 +46,7 @@ def by_fields(self) -> tuple:
     return type(self), tuple(getattr(self, name) for name in self.__slots__)
 
 
-@dataclass(frozen=True, slots=True)
+@shared_dataclass(frozen=True, slots=True)
 class Edit:
     """Replace bytes [start, end) of the script with `replacement`."""
 
@@ -55,7 +57,7 @@ class Edit:
     replacement: str
 
 
-@dataclass(frozen=True, slots=True)
+@shared_dataclass(frozen=True, slots=True)
 class Fix:
     """A fix is data: byte edits plus whether applying them without review is safe."""
 
@@ -66,7 +68,7 @@ class Fix:
     applicability: Literal["safe", "unsafe"] = "safe"
 
 
-@dataclass(frozen=True, slots=True)
+@shared_dataclass(frozen=True, slots=True)
 class Label:
     """A secondary location ("first set here")."""
 
@@ -76,7 +78,7 @@ class Label:
     message: str
 
 
-@dataclass(slots=True, kw_only=True)
+@shared_dataclass(slots=True, kw_only=True)
 class Diagnostic:
     """One finding. Rules make it with `Rule.diagnostic` (code, name, url, message, span, labels,
     help, fix, default severity); the engine fills path, scenarios and configured severity."""
@@ -97,7 +99,7 @@ class Diagnostic:
         return (self.path or "", self.span.start, self.span.end, self.code, self.message)
 
 
-@dataclass(slots=True)
+@shared_dataclass(slots=True)
 class FileReport:
     """One file's result: its diagnostics, the verl it was judged against, or why it could not
     be linted (`error`)."""

@@ -19,13 +19,14 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from verl_lint.diagnostics import Diagnostic, FileReport
 from verl_lint.fileio import read_script
+from verl_lint.records import shared_dataclass
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -261,7 +262,7 @@ def lint_file(path: Path, settings: Settings, *, display: str | None = None,
     return report
 
 
-@dataclass
+@shared_dataclass()
 class Budget:
     """The time left for one file; `expired` once the alarm has fired."""
 

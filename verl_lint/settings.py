@@ -16,13 +16,14 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from verl_lint.diagnostics import Severity
 from verl_lint.fileio import read_bounded, real_folder, real_path
+from verl_lint.records import shared_dataclass
 
 if TYPE_CHECKING:
     from verl_lint.verl.choice import VersionChoice
@@ -49,7 +50,7 @@ def _kebab(name: str) -> str:
     return "set" if name == "pins" else name.replace("_", "-")
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class Settings:
     """Resolved settings. A plain dataclass: a configuration table or command-line values are
     validated by `_schema()` (pydantic, imported only then), so a run without a configuration

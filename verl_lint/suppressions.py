@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, Literal, Protocol
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix
+from verl_lint.records import shared_dataclass
 from verl_lint.source import SourceText, Span
 
 UNUSED_CODE = "VL002"
@@ -38,16 +39,20 @@ class _Model(Protocol):
     def next_statement_span(self, offset: int) -> Span | None: ...
 
 
-@dataclass
+@shared_dataclass()
 class DirectiveCode:
+    """One code of a directive (`VL101` in `disable=VL101,VL2`), and whether it silenced anything."""
+
     token: str  # as written
     code: str | None  # the rule code; "ALL" for `all`; None when it names no rule
     span: Span  # the token in the script
     used: bool = False
 
 
-@dataclass
+@shared_dataclass()
 class Directive:
+    """One `# verl-lint: disable…` comment: where it applies and which codes it names."""
+
     comment: Span
     scope: Literal["file", "next", "line"]
     codes: list[DirectiveCode]
@@ -64,8 +69,10 @@ class Directive:
             diag.span.start < t.end or diag.span.start == t.start)
 
 
-@dataclass
+@shared_dataclass()
 class Suppressions:
+    """The directives of one script."""
+
     directives: list[Directive] = field(default_factory=list)
 
     def __bool__(self) -> bool:

@@ -14,13 +14,13 @@ import contextlib
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import click
 
 from verl_lint.diagnostics import Severity
+from verl_lint.records import shared_dataclass
 from verl_lint.report import FORMATS
 
 SEVERITIES = [s.value for s in Severity]
@@ -31,7 +31,7 @@ class UsageError(Exception):
 
 
 # a docstring, and no `__eq__`: on Python < 3.13 each generated method is compiled at start-up
-@dataclass(frozen=True, eq=False)
+@shared_dataclass(frozen=True, eq=False)
 class CheckOptions:
     """The options of one `check` run, as click parsed them."""
 
@@ -69,7 +69,7 @@ class CheckOptions:
         return self.fix or self.diff or self.show_fixes or self.add_suppressions
 
 
-@dataclass(frozen=True, eq=False)
+@shared_dataclass(frozen=True, eq=False)
 class Target:
     """One thing to lint: a file on disk, or stdin's bytes (`data`) under `display`; `error`
     says why it will not be linted (a missing path, a device the script never tests)."""

@@ -7,8 +7,9 @@ from __future__ import annotations
 import importlib
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
+
+from verl_lint.records import shared_dataclass
 
 if TYPE_CHECKING:
     from verl_lint.diagnostics import FileReport
@@ -22,7 +23,7 @@ FORMATS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class RenderOptions:
     """How a format writes (`verl-lint check --no-color`, `--quiet`)."""
 

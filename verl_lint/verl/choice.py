@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from verl_lint.diagnostics import by_fields
+from verl_lint.records import shared_dataclass
 from verl_lint.verl import sources
 from verl_lint.verl.versions import NEWEST, SUPPORTED_VERSIONS, parse_version
 
 
-@dataclass(frozen=True, slots=True)
+@shared_dataclass(frozen=True, slots=True)
 class VersionChoice:
     """Which verl, and how it was chosen; shared (`_choice` makes one per request), so frozen."""
 

@@ -25,19 +25,19 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
 from verl_lint.fileio import real_folder
+from verl_lint.records import shared_dataclass
 
 CONFIG_MARKER = Path("verl") / "trainer" / "config"
 _MAX_TREE_FILES = 20_000  # a runaway walk (a symlinked home) is not a verl tree
 _REQUIRED = "REQUIRED_VERL.txt"
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class Workspace:
     """Where a script sits: its folder, the project root above it (None when unknown) and the
     folder verl-lint runs in (what `$(pwd)` is when the user starts the script from here)."""
