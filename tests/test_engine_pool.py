@@ -1,11 +1,13 @@
 """The process pool of `lint_paths`: the first file is linted before the workers are forked (so
-they inherit what linting loads on first use), the rest by the workers, in order; a pool that
-cannot start leaves the rest to the parent, which lints each file once."""
+they inherit what linting loads on first use), then the workers take files from the front and
+the parent from the back, reported in order; a pool that cannot start leaves the rest to the
+parent, which lints each file once."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -32,6 +34,8 @@ _plain = engine._lint_task
 
 
 def _task(t):  # module-level: the pool pickles it by name
+    if CALLS and os.getpid() == PARENT:
+        time.sleep(0.02)  # a slow parent: the workers surely start on the front files
     CALLS.append(t[0])
     report = _plain(t)
     report.error = "parent" if os.getpid() == PARENT else "worker"
@@ -49,17 +53,40 @@ def linted_by(monkeypatch):
 def test_first_file_in_the_parent_then_the_workers(scripts, linted_by):
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2, display=lambda p: p.name)
     assert [r.path for r in reports] == [p.name for p in scripts]
-    assert [r.error for r in reports] == ["parent"] + ["worker"] * (len(scripts) - 1)
+    by = [r.error for r in reports]
+    assert by[0] == "parent" and "worker" in by and by[-1] == "parent"
+    # the workers' files come first, the parent's (taken from the back) after
+    assert by[1:] == sorted(by[1:], key=lambda who: who == "parent")
+    assert sorted(linted_by) == sorted(p for p, who in zip(scripts, by) if who == "parent")
 
 
-def test_a_running_pool_gets_every_file(scripts, linted_by):
+def test_every_file_once_and_in_order(tmp_path, linted_by):
+    paths = []
+    for i in range(40):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nbad_{i}\n" + "echo x\n" * (i % 7) * 50)
+        paths.append(p)
+    serial = lint_paths(paths, lambda p: Settings(), jobs=1)
+    parallel = lint_paths(paths, lambda p: Settings(), jobs=3)
+    assert [r.path for r in parallel] == [str(p) for p in paths]
+    assert [r.diagnostics for r in parallel] == [r.diagnostics for r in serial]
+    by = [r.error for r in parallel]
+    here = [p for p, who in zip(paths, by) if who == "parent"]
+    assert len(linted_by) == len(paths) + len(here)  # the serial run, then the parent's share
+
+
+def test_a_running_pool_is_not_warmed_again(scripts, linted_by):
     pool = WorkerPool()
     try:
         lint_paths(scripts[:2], lambda p: Settings(), jobs=2, pool=pool)  # forks the workers
+        CALLS.clear()
         reports = lint_paths(scripts, lambda p: Settings(), jobs=2, pool=pool)
     finally:
         pool.close()
-    assert [r.error for r in reports] == ["worker"] * len(scripts)
+    assert [r.path for r in reports] == [str(p) for p in scripts]
+    # no first file linted in the parent before the workers: it only took files from the back
+    assert CALLS == sorted(CALLS, reverse=True)
+    assert sorted(CALLS) == [p for p, r in zip(scripts, reports) if r.error == "parent"]
 
 
 def test_a_pool_that_cannot_start_leaves_the_rest_to_the_parent(scripts, linted_by,

@@ -487,11 +487,21 @@ class WorkerPool:
             self._executor = None
 
 
+def _lint_chunk(tasks: list) -> list[FileReport]:
+    return [_lint_task(t) for t in tasks]
+
+
 def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None],
                    pool: WorkerPool | None = None) -> int:
-    """Lint `tasks` in a process pool (the caller's `pool`, else one for these tasks), calling
-    `done(task, report)` in order as reports arrive; returns how many tasks were reported, fewer
-    than all when this platform has no process support (the caller lints the rest)."""
+    """Lint `tasks` in `jobs` processes: this one and a pool of `jobs - 1` workers (the caller's
+    `pool`, else one for these tasks), calling `done(task, report)` in order as reports
+    arrive; returns how many tasks were reported, fewer than all when this platform has no
+    process support (the caller lints the rest).
+
+    The workers take chunks of files from the front while this process takes them from the
+    back (cancelling chunks no worker has started) until they meet: this process would
+    otherwise sit idle, and each worker costs a fork, the copy of the pages it touches and
+    the pickling of its reports."""
     own = pool is None
     pool = pool or WorkerPool()
     finished = 0
@@ -503,18 +513,35 @@ def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], N
             done(tasks[0], _lint_task(tasks[0]))
             finished = 1
         rest = tasks[finished:]
-        executor = pool.executor(min(jobs, len(rest)))
+        executor = pool.executor(max(1, min(jobs - 1, len(rest) - 1)))
         # small chunks, so that the last ones finish close together (verl's scripts
         # differ ten-fold in work; 22-file chunks left one worker idle ≈ 60 ms of 0.5 s);
         # a chunk's round trip costs far less than a file
-        chunk = max(1, min(4, len(rest) // (jobs * 8)))
-        for task, report in zip(rest, executor.map(_lint_task, rest, chunksize=chunk)):
-            done(task, report)
-            finished += 1
+        size = max(1, min(4, len(rest) // (jobs * 8)))
+        chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
+        futures = [executor.submit(_lint_chunk, chunk) for chunk in chunks]
+        here: dict[int, list[FileReport]] = {}  # chunks linted in this process
+        out = 0  # the next chunk to report
+
+        def report(wait: bool) -> None:
+            nonlocal out, finished
+            while out < len(chunks) and (out in here or wait or futures[out].done()):
+                reports = here.pop(out) if out in here else futures[out].result()
+                for task, r in zip(chunks[out], reports):
+                    done(task, r)
+                out += 1
+                finished += len(reports)
+
+        last = len(chunks) - 1
+        while last >= out and futures[last].cancel():
+            here[last] = _lint_chunk(chunks[last])
+            last -= 1
+            report(wait=False)  # what the workers finished meanwhile (the cache stores it)
+        report(wait=True)
         return finished
     except (OSError, NotImplementedError, PermissionError):
         own = True  # a pool that cannot start is not kept for the next batch
-        return finished  # no process support here (sandbox): the caller lints serially
+        return finished  # no process support here (sandbox): the caller lints the rest
     finally:
         if own:
             pool.close()
