@@ -33,7 +33,17 @@ CALLS: list = []  # the files this process linted
 _plain = engine._lint_task
 
 
+STOP_AFTER: list = []  # [n]: the parent is interrupted (Ctrl-C) at its n+1-th file
+WORKER_LOG: list = []  # [path]: the workers append each file they lint there, slowly
+
+
 def _task(t):  # module-level: the pool pickles it by name
+    if os.getpid() != PARENT and WORKER_LOG:
+        time.sleep(0.05)
+        with open(WORKER_LOG[0], "a") as log:
+            log.write(f"{t[0]}\n")
+    if STOP_AFTER and os.getpid() == PARENT and len(CALLS) >= STOP_AFTER[0]:
+        raise KeyboardInterrupt
     if CALLS and os.getpid() == PARENT:
         time.sleep(0.02)  # a slow parent: the workers surely start on the front files
     CALLS.append(t[0])
@@ -47,7 +57,9 @@ def linted_by(monkeypatch):
     """Each report's `error` says which process linted it; the list of the parent's files."""
     CALLS.clear()
     monkeypatch.setattr(engine, "_lint_task", _task)
-    return CALLS
+    yield CALLS
+    STOP_AFTER.clear()
+    WORKER_LOG.clear()
 
 
 def test_first_file_in_the_parent_then_the_workers(scripts, linted_by):
@@ -98,3 +110,18 @@ def test_a_pool_that_cannot_start_leaves_the_rest_to_the_parent(scripts, linted_
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2)
     assert [r.error for r in reports] == ["parent"] * len(scripts)
     assert linted_by == scripts  # each file once, in order
+
+
+def test_an_interrupted_run_leaves_the_files_no_worker_started(tmp_path, linted_by):
+    paths = []
+    for i in range(40):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text("#!/bin/bash\necho x\n")
+        paths.append(p)
+    STOP_AFTER.append(1)  # the warm-up file, then Ctrl-C at the first file from the back
+    WORKER_LOG.append(tmp_path / "worker.log")
+    with pytest.raises(KeyboardInterrupt):
+        lint_paths(paths, lambda p: Settings(), jobs=2)
+    linted = (tmp_path / "worker.log").read_text().split() if WORKER_LOG[0].exists() else []
+    # the chunks a worker had taken (its queue holds two) are finished, not the other 39 files
+    assert len(linted) < 20

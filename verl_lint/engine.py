@@ -505,13 +505,18 @@ def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], N
     own = pool is None
     pool = pool or WorkerPool()
     finished = 0
+
+    def report(task: tuple, r: FileReport) -> None:
+        nonlocal finished
+        done(task, r)
+        finished += 1
+
     try:
         if not pool.running:
             # the first file is linted here, before the fork: what linting loads on first use
             # (the parser, the verl release's data, per-process memos: ≈ 10 ms) is inherited
             # by every worker instead of being loaded by each
-            done(tasks[0], _lint_task(tasks[0]))
-            finished = 1
+            report(tasks[0], _lint_task(tasks[0]))
         rest = tasks[finished:]
         executor = pool.executor(max(1, min(jobs - 1, len(rest) - 1)))
         # small chunks, so that the last ones finish close together (verl's scripts
@@ -519,29 +524,40 @@ def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], N
         # a chunk's round trip costs far less than a file
         size = max(1, min(4, len(rest) // (jobs * 8)))
         chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
-        futures = [executor.submit(_lint_chunk, chunk) for chunk in chunks]
-        here: dict[int, list[FileReport]] = {}  # chunks linted in this process
-        out = 0  # the next chunk to report
-
-        def report(wait: bool) -> None:
-            nonlocal out, finished
-            while out < len(chunks) and (out in here or wait or futures[out].done()):
-                reports = here.pop(out) if out in here else futures[out].result()
-                for task, r in zip(chunks[out], reports):
-                    done(task, r)
-                out += 1
-                finished += len(reports)
-
-        last = len(chunks) - 1
-        while last >= out and futures[last].cancel():
-            here[last] = _lint_chunk(chunks[last])
-            last -= 1
-            report(wait=False)  # what the workers finished meanwhile (the cache stores it)
-        report(wait=True)
-        return finished
+        futures: list = []
+        try:
+            futures.extend(executor.submit(_lint_chunk, chunk) for chunk in chunks)
+            _share(chunks, futures, report)
+            return finished
+        finally:  # an interrupted run (Ctrl-C) leaves the chunks no worker has started
+            for future in futures:
+                future.cancel()
     except (OSError, NotImplementedError, PermissionError):
         own = True  # a pool that cannot start is not kept for the next batch
         return finished  # no process support here (sandbox): the caller lints the rest
     finally:
         if own:
             pool.close()
+
+
+def _share(chunks: list[list], futures: list, done: Callable[[tuple, FileReport], None]) -> None:
+    """Lint chunks from the back here while the workers lint `futures` from the front (each
+    chunk this process takes is one no worker had started: its future is cancelled), calling
+    `done` for every task in order."""
+    here: dict[int, list[FileReport]] = {}  # chunks linted in this process
+    out = 0  # the next chunk to report
+
+    def report(wait: bool) -> None:
+        nonlocal out
+        while out < len(chunks) and (out in here or wait or futures[out].done()):
+            reports = here.pop(out) if out in here else futures[out].result()
+            for task, r in zip(chunks[out], reports):
+                done(task, r)
+            out += 1
+
+    last = len(chunks) - 1
+    while last >= out and futures[last].cancel():
+        here[last] = _lint_chunk(chunks[last])
+        last -= 1
+        report(wait=False)  # what the workers finished meanwhile (the cache stores it)
+    report(wait=True)
