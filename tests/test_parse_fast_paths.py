@@ -108,3 +108,29 @@ def test_a_utf8_script_parses_as_its_ascii_twin():
                 for w in model.words]
 
     assert words("# é\n" + body) == words("# e\n" + body)
+
+
+def test_the_grammar_loads_without_the_package_init():
+    """tree-sitter-bash's `__init__` imports importlib.resources (milliseconds of start-up)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from verl_lint.shell import parse_script; "
+            "from verl_lint.source import SourceText; "
+            "m = parse_script(SourceText(b'X=1\\necho $X\\n')); "
+            "print(len(m.statements), 'importlib.resources' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["2", "False"]
+
+
+def test_the_grammar_falls_back_to_the_package(monkeypatch):
+    import importlib.util
+
+    from tree_sitter import Language, Parser
+
+    from verl_lint.shell import parser
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    tree = Parser(Language(parser._bash_grammar())).parse(b"echo hi\n")
+    assert tree.root_node.children[0].type == "command"

@@ -42,10 +42,27 @@ _DECLARERS = ("export", "local", "declare", "typeset", "readonly")
 @lru_cache(maxsize=1)
 def _parser():
     """One tree-sitter Parser per process."""
-    import tree_sitter_bash
     from tree_sitter import Language, Parser
 
-    return Parser(Language(tree_sitter_bash.language()))
+    return Parser(Language(_bash_grammar()))
+
+
+def _bash_grammar():
+    """tree-sitter-bash's grammar, from its compiled module loaded alone: the package's
+    `__init__` imports `importlib.resources` (3–8 ms of CPU, the costliest import of a one-file
+    run) for the query files verl-lint never reads."""
+    import importlib.machinery
+    import importlib.util
+
+    try:
+        package = importlib.util.find_spec("tree_sitter_bash")
+        spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash._binding",
+                                                        package.submodule_search_locations)
+        binding = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(binding)
+    except Exception:  # laid out otherwise (a frozen app, another version): the plain import
+        import tree_sitter_bash as binding
+    return binding.language()
 
 
 def _parse(parser, data: bytes):
