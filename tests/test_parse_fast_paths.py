@@ -134,3 +134,13 @@ def test_the_grammar_falls_back_to_the_package(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     tree = Parser(Language(parser._bash_grammar())).parse(b"echo hi\n")
     assert tree.root_node.children[0].type == "command"
+
+
+@pytest.mark.parametrize(("line", "exported"), [
+    ("export X=1", True), ("declare -x X=1", True), ("declare -ax X=(1)", True),
+    ("declare -a X=(1)", False), ("declare +x X=1", False), ("local X=1", False), ("X=1", False),
+    ("typeset -r -x X=1", True),
+])
+def test_exported(line, exported):
+    (a,) = parse_script(SourceText(line.encode())).assignments
+    assert a.exported is exported

@@ -176,7 +176,10 @@ class Assignment(_Node):
 
     @property
     def exported(self) -> bool:
-        return self.declared_by == "export" or any("x" in f for f in self.flags if f.startswith("-"))
+        if self.declared_by == "export":
+            return True
+        # most assignments have no flags: no generator to start (the interpreter asks each one)
+        return bool(self.flags) and any("x" in f for f in self.flags if f.startswith("-"))
 
 
 @record
