@@ -144,3 +144,26 @@ def test_the_grammar_falls_back_to_the_package(monkeypatch):
 def test_exported(line, exported):
     (a,) = parse_script(SourceText(line.encode())).assignments
     assert a.exported is exported
+
+
+def test_statements_is_the_preorder_of_children():
+    """`ScriptModel.statements` skips `children` for the statement types that hold none."""
+    from verl_lint.shell.model import children
+
+    text = """set -e
+f() { local X=1; echo "$X" | tr a b; }
+if [ "$D" = npu ]; then A=1; elif cmd; then (B=2; unset B); else { C=3; }; fi
+case "$D" in gpu) for i in 1 2; do echo "$i"; done ;; *) while false; do :; done ;; esac
+X=1 cmd && other || ((n++))
+"""
+    model = parse_script(SourceText(text.encode()))
+
+    def preorder(stmts):
+        for s in stmts:
+            yield s
+            for group in children(s):
+                yield from preorder(group)
+
+    expected = list(preorder(model.body))
+    assert len(expected) > 20
+    assert [id(s) for s in model.statements] == [id(s) for s in expected]

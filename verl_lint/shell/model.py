@@ -388,8 +388,9 @@ class ScriptModel:
                 stack.pop()
                 continue
             out.append(s)
-            kids = children(s)
-            for group in reversed(kids):
+            if type(s) in _LEAVES:  # most statements: no `children` call to learn it
+                continue
+            for group in reversed(children(s)):
                 stack.append(iter(group))
         return tuple(out)
 
@@ -447,6 +448,10 @@ class ScriptModel:
         starts, spans = self._targets
         i = bisect_left(starts, offset)
         return spans[i] if i < len(spans) else None
+
+
+# the statements that hold no statements (`children` gives them none)
+_LEAVES = frozenset({Assignment, Unset, SetOptions, Command, Other})
 
 
 def words_of(s) -> Iterator[Word]:
