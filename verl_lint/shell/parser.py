@@ -379,9 +379,6 @@ class _Builder:
             if not node.is_named:
                 continue
             bg = k < last and nodes[k + 1].type == "&"
-            if t == "variable_assignment":  # the most common statement: no handler, no list
-                out.append(self.assignment(node, ctx, background=bg))
-                continue
             handler = _HANDLERS.get(t)
             if handler is not None:
                 out.extend(handler(self, node, ctx, bg))
