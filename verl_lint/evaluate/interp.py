@@ -42,6 +42,7 @@ _MAX_ARITH_LOOKUPS = 10_000
 # statements interpreted per scenario: unrolled loops and calls nest multiplicatively
 _MAX_STEPS = 20_000
 _MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
+_DEFAULT_OPS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})  # `${X:-word}` & co
 
 
 class BudgetExceeded(Exception):
@@ -97,6 +98,8 @@ class Var:
 def _feeding(acc: list) -> tuple:
     """The spans that fed a word, once each, from its (variable, spans) uses: most words use
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
+    if not acc:
+        return ()
     if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
         return acc[0][1]
     return tuple(dict.fromkeys(sp for _, fed in acc for sp in fed))
@@ -970,26 +973,14 @@ class Interpreter:
         """Expansion of a variable piece: ("parts", tuple) or ("fields", list[Field])."""
         op = p.operator
         name = p.name or ""
-        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"),
-                        op in (":?", "?"))
-        # whole arrays / "$@"
-        if op is None and (p.index in ("@", "*") or name in ("@", "*")):
-            fields = self.array_fields(p, st, acc)
-            if fields is not None:
+        if op is None:  # `$X`, `${X}`, `${A[i]}`, `"${A[@]}"`: most expansions
+            self.record_use(p, st, False)
+            if p.index in ("@", "*") or name in ("@", "*"):  # whole arrays / "$@"
+                fields = self.array_fields(p, st, acc)
                 if p.index == "*" or name == "*":
                     return "parts", (Part(self.joined(fields, st)),)
                 return "fields", fields
-        if op in ("indirect", "names"):
-            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
-        if op is not None and (p.index in ("@", "*") or name in ("@", "*")):
-            return self.whole_op(p, st, acc, in_dq)
-        if op in ("length",):
             val = self.scalar_of(p, st, acc)
-            if isinstance(val, Unknown):
-                return "parts", (Part(val),)
-            return "parts", (Part(str(len(val or ""))),)
-        val = self.scalar_of(p, st, acc)
-        if op is None:
             if val is None:
                 return "parts", (Part(self.unset_unknown(name, st)),)
             v = st.vars.get(name)
@@ -999,7 +990,18 @@ class Interpreter:
                 # still splits into a known `a=1` and an `m=` of unknown value
                 return "parts", tuple(Part(x.value) for x in v.parts)
             return "parts", (Part(val),)
-        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+        self.record_use(p, st, op in _DEFAULT_OPS, op in (":?", "?"))
+        if op in ("indirect", "names"):
+            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
+        if p.index in ("@", "*") or name in ("@", "*"):
+            return self.whole_op(p, st, acc, in_dq)
+        if op in ("length",):
+            val = self.scalar_of(p, st, acc)
+            if isinstance(val, Unknown):
+                return "parts", (Part(val),)
+            return "parts", (Part(str(len(val or ""))),)
+        val = self.scalar_of(p, st, acc)
+        if op in _DEFAULT_OPS:
             if isinstance(val, Unknown):
                 return "parts", (Part(val),)
             colon = op[0] == ":"
@@ -1114,9 +1116,7 @@ class Interpreter:
 
     def piece(self, p: Piece, st: State, acc: list, in_dq: bool):
         if p.kind == "literal":
-            src = p.span.start if p.text == p.value else (
-                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-            return "lit", (Part(p.value, src),)
+            return "lit", (_literal_part(p),)
         if p.kind == "variable":
             return self.var_parts(p, st, acc, in_dq)
         if p.kind == "arithmetic":
@@ -1177,11 +1177,14 @@ class Interpreter:
         parts: list[Part] = []
         blank = True  # every part so far is empty text: a `~` here is at the start
         for p in w.pieces:
-            kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
-            if kind == "fields":
-                val = (Part(join_values([f.value for f in val])),)
-            elif kind == "lit" and assignment and p.quoted == "none":
-                val = _tilde(val[0], blank)
+            if p.kind == "literal":
+                val = (_literal_part(p),)
+                if assignment and p.quoted == "none" and "~" in p.value:
+                    val = _tilde(val[0], blank)
+            else:
+                kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
+                if kind == "fields":
+                    val = (Part(join_values([f.value for f in val])),)
             parts.extend(val)
             blank = blank and _blank(val)
         if acc_fed:
@@ -1215,10 +1218,8 @@ class Interpreter:
             if len(words) > 1:
                 return [Field([Part(x)], w.span, array=array) for x in words]
         if len(pieces) == 1 and pieces[0].kind == "literal" and "~" not in pieces[0].value:
-            p = pieces[0]  # the common case: one literal word, nothing to expand or split
-            src = p.span.start if p.text == p.value else (
-                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-            return [Field([Part(p.value, src)], w.span, array=array)]
+            # the common case: one literal word, nothing to expand or split
+            return [Field([_literal_part(pieces[0])], w.span, array=array)]
         acc: list = []
         if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].quoted == "double":
             kind, val = self.piece(pieces[0], st, acc, True)
@@ -1255,10 +1256,12 @@ class Interpreter:
             return None
 
         for k, p in enumerate(pieces):
-            kind, val = self.piece(p, st, acc, p.quoted == "double")
-            if kind == "lit":
-                add(_tilde(val[0], blank) if p.quoted == "none" else val)
+            if p.kind == "literal":  # without `piece`: half the pieces of the words here
+                part = _literal_part(p)
+                add(_tilde(part, blank) if p.quoted == "none" and "~" in p.value else (part,))
                 continue
+            kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
+                p, st, acc, p.quoted == "double")
             if kind == "fields":
                 fields = val
                 unquoted = p.quoted == "none"
@@ -1292,6 +1295,13 @@ class Interpreter:
                 continue
             value = parts_value(val)
             ifs = self.ifs_split(st)
+            if ifs is _IFS_SPLIT and len(val) == 1 and isinstance(value, str) \
+                    and not _IFS_SPLIT.search(value):
+                # most unquoted `$X`: one known text without blanks, the one word the split
+                # below would make of it (an empty one makes none)
+                if value:
+                    add(val, globbed(value, p.text))
+                continue
             if isinstance(value, Unknown) and (isinstance(ifs, Unknown) or not any(
                     isinstance(x.value, str) and ifs.search(x.value) for x in val)):
                 if cur is None and len(pieces) == 1:
@@ -1474,7 +1484,18 @@ def _branch_label(b) -> str:
 
 
 def _blank(parts) -> bool:
-    return all(p.value == "" for p in parts)
+    for p in parts:  # a loop, not all(…): called for every piece of every word
+        if p.value != "":
+            return False
+    return True
+
+
+def _literal_part(p: Piece) -> Part:
+    """A literal piece's text, with where it sits in the script when it is there verbatim
+    (unquoted and unescaped, or the inside of single quotes)."""
+    src = p.span.start if p.text == p.value else (
+        p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
+    return Part(p.value, src)
 
 
 def _assign_state(st: State, other: State) -> None:

@@ -312,25 +312,14 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
     span = f.span
-    part = f.parts[0] if len(f.parts) == 1 else None
-    if part is not None and part.src is not None and part.value is text \
-            and isinstance(text, str) and text.isascii() and span.start <= part.src \
-            and part.src + len(text) <= span.end:
-        # most overrides: one word, verbatim in the script (`key=value`, `'key=value'`)
-        src = part.src
-        key_span = span_fn(src + len(prefix), src + len(key_text))
-        value_span = span_fn(src + eq + 1, span.end) if eq >= 0 else None
-        return Override(prefix=prefix, key=key, value=value, text=text, span=span,
-                        key_span=key_span or span, value_span=value_span, array=f.array,
-                        fed_by=f.fed_by, variables=f.variables)
     r = _sub_range(f, len(prefix), len(key_text))
-    key_span = (span_fn(*r) if r is not None else None) or f.span
+    key_span = (span_fn(*r) if r is not None else None) or span
     value_span = None
     if eq >= 0 and isinstance(value, str):
         r = _sub_range(f, eq, eq + 1, literal_tail=True)  # the `=`: the value follows it
         if r is not None:
-            value_span = span_fn(r[1], f.span.end)
-    return Override(prefix=prefix, key=key, value=value, text=text, span=f.span,
+            value_span = span_fn(r[1], span.end)
+    return Override(prefix=prefix, key=key, value=value, text=text, span=span,
                     key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
                     variables=f.variables)
 
@@ -340,10 +329,15 @@ def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
     the field's word; with `literal_tail`, also require every later part to be script literal."""
     parts = f.parts
     span = f.span
-    if len(parts) == 1 and parts[0].src is not None:  # most overrides: one verbatim word
-        v = parts[0].value
+    head = parts[0] if parts else None
+    if head is not None and head.src is not None:
+        # most overrides: the key and its `=` are verbatim in the word's first part (`k=v`,
+        # `k=$V`); the walk below would stop at that part too
+        v = head.value
         if isinstance(v, str) and b <= len(v) and v.isascii():
-            start = parts[0].src + a
+            if literal_tail and len(parts) > 1 and None in [q.src for q in parts[1:]]:
+                return None
+            start = head.src + a
             end = start + b - a
             return (start, end) if span.start <= start and end <= span.end else None
     pos = 0
