@@ -98,11 +98,14 @@ class Var:
 def _feeding(acc: list) -> tuple:
     """The spans that fed a word, once each, from its (variable, spans) uses: most words use
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
-    if not acc:
-        return ()
     if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
         return acc[0][1]
-    return tuple(dict.fromkeys(sp for _, fed in acc for sp in fed))
+    spans = [fed for _, fed in acc if fed]  # `X=${X:-d}`: X is unset, `d` feeds nothing
+    if not spans:
+        return ()
+    if len(spans) == 1 and type(spans[0]) is tuple and len(spans[0]) == 1:
+        return spans[0]
+    return tuple(dict.fromkeys(sp for fed in spans for sp in fed))
 
 
 def _merges_to_itself(v: Var) -> bool:
@@ -567,7 +570,9 @@ class Interpreter:
                 if any("A" in f for f in a.flags):
                     st.vars[a.name] = Var(keys={}, fed_by=(a.span,))
                 return
-        exported = a.exported or (old.exported if old is not None else False)
+        # `a.exported` reads the flags: most assignments have none and no `export`
+        exported = (a.declared_by is not None or bool(a.flags)) and a.exported or (
+            old.exported if old is not None else False)
         if a.value is None and a.array is None:  # `export X`, `readonly X`
             if old is not None:
                 target[a.name] = old.replace(exported=exported)
@@ -576,7 +581,8 @@ class Interpreter:
             elif "a" in "".join(a.flags):
                 target[a.name] = Var(array=[], exported=exported, fed_by=(a.span,))
             return
-        assoc = any("A" in f for f in a.flags) or (old is not None and old.keys is not None)
+        assoc = bool(a.flags) and any("A" in f for f in a.flags) or (
+            old is not None and old.keys is not None)
         if assoc:
             self.assign_assoc(a, old, st, target, exported)
             return
@@ -1182,7 +1188,8 @@ class Interpreter:
                 if assignment and p.quoted == "none" and "~" in p.value:
                     val = _tilde(val[0], blank)
             else:
-                kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
+                kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
+                    p, st, own, in_dq or p.quoted == "double")
                 if kind == "fields":
                     val = (Part(join_values([f.value for f in val])),)
             parts.extend(val)
@@ -1194,7 +1201,8 @@ class Interpreter:
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
         out = self.expand_words(w, st, array)
-        if ("nullglob" in st.options or "failglob" in st.options) and "noglob" not in st.options:
+        opts = st.options  # most scripts set none of these: one test of the empty set
+        if opts and ("nullglob" in opts or "failglob" in opts) and "noglob" not in opts:
             # a pattern that matches no file: nullglob drops the word, failglob fails the
             # command; which files match is only known at run time
             unquoted = [p for p in w.pieces if p.quoted == "none"]
@@ -1208,23 +1216,30 @@ class Interpreter:
 
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
-        if len(pieces) == 1 and pieces[0].kind == "literal" and pieces[0].quoted == "none" \
-                and "{" in pieces[0].text:
-            words = braces.expand(pieces[0].text)  # `k={a,b}`: bash makes two words of it
-            if words is None:
-                return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))], w.span,
-                              array=array, passthrough=f"{_short(w.text)} brace-expands to "
-                                                       "many words")]
-            if len(words) > 1:
-                return [Field([Part(x)], w.span, array=array) for x in words]
-        if len(pieces) == 1 and pieces[0].kind == "literal" and "~" not in pieces[0].value:
-            # the common case: one literal word, nothing to expand or split
-            return [Field([_literal_part(pieces[0])], w.span, array=array)]
         acc: list = []
-        if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].quoted == "double":
-            kind, val = self.piece(pieces[0], st, acc, True)
-            if kind == "fields":
-                return val
+        first = None  # the expansion of a lone `"$X"` when expanding it again would repeat it
+        if len(pieces) == 1:
+            p = pieces[0]
+            if p.kind == "literal":
+                if p.quoted == "none" and "{" in p.text:
+                    words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
+                    if words is None:
+                        return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
+                                      w.span, array=array, passthrough=f"{_short(w.text)} "
+                                                                       "brace-expands to many words")]
+                    if len(words) > 1:
+                        return [Field([Part(x)], w.span, array=array) for x in words]
+                if "~" not in p.value:
+                    # the common case: one literal word, nothing to expand or split
+                    return [Field([_literal_part(p)], w.span, array=array)]
+            elif p.kind == "variable" and p.quoted == "double":
+                first = self.var_parts(p, st, acc, True)
+                if first[0] == "fields":
+                    return first[1]
+                if _assigns(p):
+                    # the loop below expands it again, as it always has: `"${X:=d}"` then
+                    # reads the X it set (and the word is fed by that assignment)
+                    first = None
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
@@ -1260,8 +1275,11 @@ class Interpreter:
                 part = _literal_part(p)
                 add(_tilde(part, blank) if p.quoted == "none" and "~" in p.value else (part,))
                 continue
-            kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
-                p, st, acc, p.quoted == "double")
+            if first is not None:
+                kind, val = first
+            else:
+                kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
+                    p, st, acc, p.quoted == "double")
             if kind == "fields":
                 fields = val
                 unquoted = p.quoted == "none"
@@ -1481,6 +1499,16 @@ def _narrow(cond, st: State, holds: bool) -> None:
 def _branch_label(b) -> str:
     return ("the else branch" if b.kind == "else"
             else f"the `{b.condition.text}` branch (line {b.span.line})")
+
+
+_ASSIGNING_OPS = frozenset({":=", "=", ":?", "?"})  # `${X:=d}` sets X, `${X:?}` marks it set
+
+
+def _assigns(p: Piece) -> bool:
+    """Whether expanding `p` changes the state (the variables or the recorded uses): else a
+    second expansion in the same state repeats the first."""
+    return p.operator in _ASSIGNING_OPS or p.argument is not None and any(
+        q.operator in _ASSIGNING_OPS for q in p.argument.expansions())
 
 
 def _blank(parts) -> bool:

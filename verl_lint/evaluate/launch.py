@@ -312,6 +312,20 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
     span = f.span
+    parts = f.parts
+    head = parts[0] if parts else None
+    src = head.src if head is not None else None
+    if src is not None and isinstance(head.value, str) and len(head.value) > eq \
+            and len(head.value) >= len(key_text) and head.value.isascii() \
+            and span.start <= src and src + max(eq + 1, len(key_text)) <= span.end:
+        # most overrides: the key and its `=` sit verbatim in the word's first part (`k=v`,
+        # `k=$V`), where the walks of `_sub_range` below stop, with the same ranges
+        key_span = span_fn(src + len(prefix), src + len(key_text)) or span
+        value_span = span_fn(src + eq + 1, span.end) if eq >= 0 and isinstance(value, str) and (
+            len(parts) == 1 or None not in [q.src for q in parts[1:]]) else None
+        return Override(prefix=prefix, key=key, value=value, text=text, span=span,
+                        key_span=key_span, value_span=value_span, array=f.array,
+                        fed_by=f.fed_by, variables=f.variables)
     r = _sub_range(f, len(prefix), len(key_text))
     key_span = (span_fn(*r) if r is not None else None) or span
     value_span = None
@@ -329,17 +343,6 @@ def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
     the field's word; with `literal_tail`, also require every later part to be script literal."""
     parts = f.parts
     span = f.span
-    head = parts[0] if parts else None
-    if head is not None and head.src is not None:
-        # most overrides: the key and its `=` are verbatim in the word's first part (`k=v`,
-        # `k=$V`); the walk below would stop at that part too
-        v = head.value
-        if isinstance(v, str) and b <= len(v) and v.isascii():
-            if literal_tail and len(parts) > 1 and None in [q.src for q in parts[1:]]:
-                return None
-            start = head.src + a
-            end = start + b - a
-            return (start, end) if span.start <= start and end <= span.end else None
     pos = 0
     for idx, p in enumerate(parts):
         v = p.value
