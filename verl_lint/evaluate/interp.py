@@ -215,7 +215,7 @@ class Interpreter:
         nounset, (visible, visible_from) = (
             self.first_launch_state if self.first_launch_state is not None
             else ("nounset" in st.options, self.visible_devices(st, ())))
-        uses = sorted(self.uses.values(), key=lambda u: (u.span.start, u.name))
+        uses = [self.uses[k] for k in sorted(self.uses)]  # keys: (span.start, name)
         return ScenarioRun(scenario=self.scenario, launches=self.launches, var_uses=uses,
                            nounset=nounset, visible_devices=visible,
                            visible_devices_from=visible_from)
@@ -300,7 +300,8 @@ class Interpreter:
                                 fed_by=(span,))
 
     # -- control flow ------------------------------------------------------------------------
-    def merge(self, states: list[State], labels: list[str]) -> State:
+    def merge(self, states: list[State], labels: list) -> State:
+        """`labels`: each state's way here (a str, or a `_Label` made when a note needs it)."""
         alive = [(s, lab) for s, lab in zip(states, labels) if not s.dead]
         if not alive:
             out = states[0].copy()
@@ -312,18 +313,22 @@ class Interpreter:
         names = set()
         for s, _ in alive:
             names.update(s.vars)
+        first_vars = alive[0][0].vars
+        rest = [s.vars for s, _ in alive[1:]]
         for name in names:
-            have = [(s.vars.get(name), lab) for s, lab in alive]
-            first = have[0][0]
-            if first is not None and all(v is first for v, _ in have) and _merges_to_itself(first):
+            first = first_vars.get(name)
+            if first is not None and all(r.get(name) is first for r in rest) and \
+                    _merges_to_itself(first):
                 continue  # bound before the branches and left alone by all (`base` holds it)
+            have = [(s.vars.get(name), lab) for s, lab in alive]
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
             same = all(v.same_value(first) for v, _ in present)
             status = "set" if len(present) == len(have) and all(
                 v.status == "set" for v, _ in present) else "maybe"
             note = ""
-            who = " and ".join(lab for _, lab in present)
+            who = " and ".join(str(lab) for _, lab in present) if len(present) < len(have) \
+                else ""
             if len(present) < len(have):
                 note = f"only {who} assign{'s' if len(present) == 1 else ''} it"
             elif status == "maybe":
@@ -334,7 +339,7 @@ class Interpreter:
                 base.vars[name] = first.replace(status=status, note=note, fed_by=fed,
                                                 exported=exported)
                 continue
-            reason = (f"${name} differs between " + " and ".join(lab for _, lab in have))
+            reason = (f"${name} differs between " + " and ".join(str(lab) for _, lab in have))
             if len(present) < len(have):
                 reason = f"${name} is only set by {who}"
             arr = None
@@ -342,7 +347,7 @@ class Interpreter:
                 # e.g. `ARR+=(…)` in one arm: the common elements plus an unknown tail
                 arrays = [v.array if v is not None else [] for v, _ in have]
                 common = _common_prefix(arrays)
-                longer = [lab for a, (_, lab) in zip(arrays, have) if len(a) > len(common)]
+                longer = [str(lab) for a, (_, lab) in zip(arrays, have) if len(a) > len(common)]
                 if len(longer) == len(have):
                     reason = f"elements of {name} differ between {' and '.join(longer)}"
                 elif longer:
@@ -367,7 +372,7 @@ class Interpreter:
         base.returned = all(s.returned for s, _ in alive)
         return base
 
-    def note_untaken(self, st: State, stmts, label: str) -> None:
+    def note_untaken(self, st: State, stmts, label) -> None:
         for name in _assigned_names(stmts):
             st.elsewhere.setdefault(name, f"only {label} assigns it")
 
@@ -388,12 +393,12 @@ class Interpreter:
                     break
             else:
                 for item in s.items:
-                    self.note_untaken(st, item.body, _item_label(s, item))
+                    self.note_untaken(st, item.body, _Label(_item_label, s, item))
                 return
             if taken is not None:
                 for k, item in enumerate(s.items):
                     if k != taken:
-                        self.note_untaken(st, item.body, _item_label(s, item))
+                        self.note_untaken(st, item.body, _Label(_item_label, s, item))
                 k = taken
                 while k < len(s.items):
                     self.block(s.items[k].body, st)
@@ -407,7 +412,7 @@ class Interpreter:
             alt = st.copy()
             self.block(item.body, alt)
             states.append(alt)
-            labels.append(_item_label(s, item))
+            labels.append(_Label(_item_label, s, item))
         if not s.has_default:
             states.append(st.copy())
             labels.append("no branch")
@@ -521,18 +526,17 @@ class Interpreter:
         verdict = self.condition(b.condition, st)
         if verdict is True:
             for other in s.branches[k + 1:]:
-                self.note_untaken(st, other.body, _branch_label(other))
+                self.note_untaken(st, other.body, _Label(_branch_label, other))
             return self.block(b.body, st)
         if verdict is False:
-            self.note_untaken(st, b.body, _branch_label(b))
+            self.note_untaken(st, b.body, _Label(_branch_label, b))
             return self._if_from(s, k + 1, st)
         taken, rest = st.copy(), st.copy()
         _narrow(b.condition, taken, True)
         _narrow(b.condition, rest, False)
         taken = self.block(b.body, taken)
         rest = self._if_from(s, k + 1, rest)
-        later = " / ".join(_branch_label(o) for o in s.branches[k + 1:]) or "no branch"
-        return self.merge([taken, rest], [_branch_label(b), later])
+        return self.merge([taken, rest], [_Label(_branch_label, b), _Label(_later_label, s, k)])
 
     def loop(self, s: Loop, st: State) -> None:
         if s.loop == "for" and s.items is not None and s.variable:
@@ -554,7 +558,7 @@ class Interpreter:
                                                            "variable")),), fed_by=(s.span,))
         self.block(s.body, alt)
         alt.dead = False  # `break`/`exit` inside a loop body: stay conservative
-        _assign_state(st, self.merge([alt, st], [f"the loop at line {s.span.line}",
+        _assign_state(st, self.merge([alt, st], [_Label(_loop_label, s),
                                                  "no iteration"]))
 
     # -- assignments ---------------------------------------------------------------------------
@@ -1496,9 +1500,33 @@ def _narrow(cond, st: State, holds: bool) -> None:
             fed_by=(cond.span,))
 
 
+class _Label:
+    """A way through a branch, named for a merge note when one needs it: most merges and untaken
+    branches need none, and a name looks up its branch's line (the script's line index)."""
+
+    __slots__ = ("make", "args", "text")
+
+    def __init__(self, make, *args) -> None:
+        self.make, self.args, self.text = make, args, None
+
+    def __str__(self) -> str:
+        if self.text is None:
+            self.text = self.make(*self.args)
+        return self.text
+
+
 def _branch_label(b) -> str:
     return ("the else branch" if b.kind == "else"
             else f"the `{b.condition.text}` branch (line {b.span.line})")
+
+
+def _later_label(s: If, k: int) -> str:
+    """The ways through `s` past its branch k."""
+    return " / ".join(_branch_label(o) for o in s.branches[k + 1:]) or "no branch"
+
+
+def _loop_label(s: Loop) -> str:
+    return f"the loop at line {s.span.line}"
 
 
 _ASSIGNING_OPS = frozenset({":=", "=", ":?", "?"})  # `${X:=d}` sets X, `${X:?}` marks it set
