@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import chain
 
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
@@ -62,7 +63,7 @@ def is_environment(name: str, known_env: frozenset[str]) -> bool:
 
 
 class Var:
-    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys")
+    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys", "kept")
 
     def __init__(self, parts=None, array=None, exported=False, status="set", fed_by=(),
                  note="", env=False, keys=None) -> None:
@@ -75,6 +76,9 @@ class Var:
         self.fed_by = fed_by
         self.note = note
         self.env = env  # pinned from outside (--device / --set)
+        # `_merges_to_itself`, worked out once: a binding is never changed once made (a new
+        # value is a new Var), and every merge the binding lives through asks again
+        self.kept: bool | None = None
 
     def replace(self, **kw) -> "Var":
         v = Var(self.parts, self.array, self.exported, self.status, self.fed_by, self.note,
@@ -105,15 +109,18 @@ def _feeding(acc: list) -> tuple:
         return ()
     if len(spans) == 1 and type(spans[0]) is tuple and len(spans[0]) == 1:
         return spans[0]
-    return tuple(dict.fromkeys(sp for fed in spans for sp in fed))
+    return tuple(dict.fromkeys(chain.from_iterable(spans)))
 
 
 def _merges_to_itself(v: Var) -> bool:
     """Whether `merge` of `v` with itself (every path kept the same binding) gives back its
     values: its status, note, feeding spans and export flag as the merge would write them."""
-    return (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(v.note, str)) \
-        and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
-        and type(v.exported) is bool
+    kept = v.kept
+    if kept is None:
+        kept = v.kept = (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(
+            v.note, str)) and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+            and type(v.exported) is bool
+    return kept
 
 
 _SELF = r'"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?'
@@ -154,7 +161,8 @@ class State:
         self.dead = False  # `exit` ran
         self.returned = False  # `return` ran inside a function
         self.funcs: dict[str, Function] = {}
-        self.elsewhere: dict[str, str] = {}  # name → "only the gpu branch … assigns it"
+        # name → "only the gpu branch … assigns it", a `_Label`: str() makes the text
+        self.elsewhere: dict[str, _Label] = {}
         self.aliases: dict[str, list[str] | None] = {}  # `alias PY=python3` (None: unknown)
 
     def copy(self) -> "State":
@@ -313,12 +321,13 @@ class Interpreter:
         names = set()
         for s, _ in alive:
             names.update(s.vars)
-        first_vars = alive[0][0].vars
-        rest = [s.vars for s, _ in alive[1:]]
+        # the bindings every path left alone (the same Var: set-like items compare by identity)
+        same = set(alive[0][0].vars.items())
+        for s, _ in alive[1:]:
+            same.intersection_update(s.vars.items())
+        kept = {name for name, v in same if _merges_to_itself(v)}
         for name in names:
-            first = first_vars.get(name)
-            if first is not None and all(r.get(name) is first for r in rest) and \
-                    _merges_to_itself(first):
+            if name in kept:
                 continue  # bound before the branches and left alone by all (`base` holds it)
             have = [(s.vars.get(name), lab) for s, lab in alive]
             present = [(v, lab) for v, lab in have if v is not None]
@@ -333,7 +342,7 @@ class Interpreter:
                 note = f"only {who} assign{'s' if len(present) == 1 else ''} it"
             elif status == "maybe":
                 note = next((v.note for v, _ in present if v.note), "")
-            fed = tuple(dict.fromkeys(sp for v, _ in present for sp in v.fed_by))
+            fed = tuple(dict.fromkeys(chain.from_iterable(v.fed_by for v, _ in present)))
             exported = any(v.exported for v, _ in present)
             if same and len(present) == len(have):
                 base.vars[name] = first.replace(status=status, note=note, fed_by=fed,
@@ -373,8 +382,11 @@ class Interpreter:
         return base
 
     def note_untaken(self, st: State, stmts, label) -> None:
-        for name in _assigned_names(stmts):
-            st.elsewhere.setdefault(name, f"only {label} assigns it")
+        names = _assigned_names(stmts)
+        if names:  # the note is made when a use of an unset name reads it
+            note = _Label("only {} assigns it".format, label)
+            for name in names:
+                st.elsewhere.setdefault(name, note)
 
     def case(self, s: Case, st: State) -> None:
         subject = parts_value(self.expand_scalar(s.subject, st))
@@ -900,7 +912,7 @@ class Interpreter:
         elif st.taint:
             state, note = "maybe", f"may be set by {st.taint}"
         else:
-            state, note = "unset", st.elsewhere.get(name, "")
+            state, note = "unset", str(st.elsewhere.get(name, ""))
         self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
                                 state=state, note=note, nounset=nounset, required=required)
 
