@@ -325,7 +325,7 @@ class Interpreter:
         same = set(alive[0][0].vars.items())
         for s, _ in alive[1:]:
             same.intersection_update(s.vars.items())
-        kept = {name for name, v in same if _merges_to_itself(v)}
+        kept = {name for name, v in same if v.kept or v.kept is None and _merges_to_itself(v)}
         for name in names:
             if name in kept:
                 continue  # bound before the branches and left alone by all (`base` holds it)
@@ -893,11 +893,12 @@ class Interpreter:
             return Anchored(reason=why, anchor=here.anchor, rest=f"{here.rest}/{target}")
         return unknown(why)
 
-    def record_use(self, p: Piece, st: State, has_default: bool, required: bool = False) -> None:
-        name = p.name
+    def record_use(self, name: str | None, span: Span, st: State, has_default: bool,
+                   required: bool = False) -> None:
+        """A use of `name` at `span` (the first one there counts)."""
         if name is None or not (name[0].isalpha() or name[0] == "_"):
             return
-        key = (p.span.start, name)
+        key = (span.start, name)
         if key in self.uses:
             return
         v = st.vars.get(name)
@@ -913,7 +914,7 @@ class Interpreter:
             state, note = "maybe", f"may be set by {st.taint}"
         else:
             state, note = "unset", str(st.elsewhere.get(name, ""))
-        self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
+        self.uses[key] = VarUse(name=name, span=span, has_default=has_default,
                                 state=state, note=note, nounset=nounset, required=required)
 
     def working_dir(self, st: State, reason: str) -> Unknown:
@@ -996,7 +997,7 @@ class Interpreter:
         op = p.operator
         name = p.name or ""
         if op is None:  # `$X`, `${X}`, `${A[i]}`, `"${A[@]}"`: most expansions
-            self.record_use(p, st, False)
+            self.record_use(p.name, p.span, st, False)
             if p.index in ("@", "*") or name in ("@", "*"):  # whole arrays / "$@"
                 fields = self.array_fields(p, st, acc)
                 if p.index == "*" or name == "*":
@@ -1012,7 +1013,7 @@ class Interpreter:
                 # still splits into a known `a=1` and an `m=` of unknown value
                 return "parts", tuple(Part(x.value) for x in v.parts)
             return "parts", (Part(val),)
-        self.record_use(p, st, op in _DEFAULT_OPS, op in (":?", "?"))
+        self.record_use(p.name, p.span, st, op in _DEFAULT_OPS, op in (":?", "?"))
         if op in ("indirect", "names"):
             return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
         if p.index in ("@", "*") or name in ("@", "*"):
@@ -1412,8 +1413,7 @@ class _ArithLookup:
         if self.budget < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
             raise arith.ArithUnknown("too many variable references")
         interp, st = self.interp, self.state
-        fake = Piece(kind="variable", span=self.span, text=name, name=name)
-        interp.record_use(fake, st, False)
+        interp.record_use(name, self.span, st, False)
         v = st.vars.get(name)
         self.acc.append((name, v.fed_by if v is not None else ()))
         val = interp.lookup_value(name, st)

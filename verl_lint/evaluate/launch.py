@@ -46,7 +46,7 @@ def is_verl_script(path: str) -> bool:
 
 
 def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch | None:
-    vals = [f.value if f.passthrough is None else None for f in fields]
+    vals = [parts_value(f.parts) if f.passthrough is None else None for f in fields]  # f.value
     # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
     leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
              for v, f in zip(vals, fields)]
@@ -311,31 +311,43 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
     value = None
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
+    key_span, value_span = _spans(f, len(prefix), len(key_text), eq, isinstance(value, str),
+                                  span_fn)
+    return Override(prefix=prefix, key=key, value=value, text=text, span=f.span,
+                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
+                    variables=f.variables)
+
+
+def _spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
+    """(key_span, value_span) of an override word: the key's characters [a, b) where they sit
+    in the script (else the word's span), and where the value starts after the `=` at `eq`
+    (-1: none) when the value is known and the rest of the word is script text (else None)."""
     span = f.span
     parts = f.parts
     head = parts[0] if parts else None
     src = head.src if head is not None else None
-    if src is not None and isinstance(head.value, str) and len(head.value) > eq \
-            and len(head.value) >= len(key_text) and head.value.isascii() \
-            and span.start <= src and src + max(eq + 1, len(key_text)) <= span.end:
+    end = b + (eq >= 0)  # the key and its `=` (eq == b when there is one)
+    if src is not None and type(head.value) is str and len(head.value) >= end \
+            and head.value.isascii() and span.start <= src and src + end <= span.end:
         # most overrides: the key and its `=` sit verbatim in the word's first part (`k=v`,
-        # `k=$V`), where the walks of `_sub_range` below stop, with the same ranges
-        key_span = span_fn(src + len(prefix), src + len(key_text)) or span
-        value_span = span_fn(src + eq + 1, span.end) if eq >= 0 and isinstance(value, str) and (
-            len(parts) == 1 or None not in [q.src for q in parts[1:]]) else None
-        return Override(prefix=prefix, key=key, value=value, text=text, span=span,
-                        key_span=key_span, value_span=value_span, array=f.array,
-                        fed_by=f.fed_by, variables=f.variables)
-    r = _sub_range(f, len(prefix), len(key_text))
-    key_span = (span_fn(*r) if r is not None else None) or span
+        # `k=$V`), where the walks of `_walked_spans` stop, with the same ranges
+        value_span = None
+        if eq >= 0 and value_known and (len(parts) == 1 or None not in [q.src for q in parts[1:]]):
+            value_span = span_fn(src + eq + 1, span.end)
+        return span_fn(src + a, src + b) or span, value_span
+    return _walked_spans(f, a, b, eq, value_known, span_fn)
+
+
+def _walked_spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
+    """`_spans` by walking the parts (any word)."""
+    r = _sub_range(f, a, b)
+    key_span = (span_fn(*r) if r is not None else None) or f.span
     value_span = None
-    if eq >= 0 and isinstance(value, str):
+    if eq >= 0 and value_known:
         r = _sub_range(f, eq, eq + 1, literal_tail=True)  # the `=`: the value follows it
         if r is not None:
-            value_span = span_fn(r[1], span.end)
-    return Override(prefix=prefix, key=key, value=value, text=text, span=span,
-                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
-                    variables=f.variables)
+            value_span = span_fn(r[1], f.span.end)
+    return key_span, value_span
 
 
 def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
