@@ -7,11 +7,14 @@
   default of `_assigns` forced), on the fixtures, verl's scripts and words that assign;
 - an unquoted `$X` whose value has no blanks (one word, no IFS split) against bash;
 - the label of a branch is made only when a note needs it: a script that notes nothing never
-  looks up a line.
+  looks up a line;
+- `values.positional` builds the same Override and VarUse as their keyword constructors.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import shutil
 from pathlib import Path
 
@@ -22,8 +25,8 @@ from hypothesis import strategies as st
 from verl_lint.dev import bash_oracle
 from verl_lint.evaluate import evaluate_script, interp
 from verl_lint.evaluate.launch import _spans, _walked_spans
-from verl_lint.evaluate.model import Unknown
-from verl_lint.evaluate.values import Field, Part
+from verl_lint.evaluate.model import Override, Unknown, VarUse
+from verl_lint.evaluate.values import Field, Part, positional
 from verl_lint.shell import parse_script
 from verl_lint.source import SourceText, Span
 
@@ -167,3 +170,16 @@ def test_an_untaken_branch_still_names_itself_in_the_note():
     notes = {(r.scenario.label, u.name): u.note for r in runs for u in r.var_uses}
     assert notes[("DEVICE=gpu", "TP")] == "only the `npu` branch (line 2) of `case $DEVICE` " \
                                            "assigns it"
+
+
+# ---- records built positionally ------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [Override, VarUse])
+def test_positional_constructors_build_the_records_own_objects(cls):
+    names = [f.name for f in dataclasses.fields(cls)]
+    make = positional(cls)
+    assert list(inspect.signature(make).parameters) == names  # every field, in field order
+    values = {n: f"<{n}>" for n in names}
+    built = make(*values.values())
+    assert type(built) is cls and built == cls(**values)
+    assert all(getattr(built, n) == v for n, v in values.items())

@@ -19,7 +19,8 @@ from verl_lint.evaluate.model import (
     VarUse,
 )
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, positional,
+    unknown,
 )
 from verl_lint.shell import braces, patterns
 from verl_lint.shell.lexer import arithmetic_assignments
@@ -43,6 +44,7 @@ _MAX_ARITH_LOOKUPS = 10_000
 # statements interpreted per scenario: unrolled loops and calls nest multiplicatively
 _MAX_STEPS = 20_000
 _MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
+_var_use = positional(VarUse)  # one per variable use: see `positional`
 _DEFAULT_OPS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})  # `${X:-word}` & co
 
 
@@ -609,7 +611,7 @@ class Interpreter:
                                  exported=exported, fed_by=(a.span,))
             return
         if a.array is not None:
-            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, array=a.name)]
+            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, a.name)]
             if keyed:  # `([0]=a [1]=b)`: the values, in the order written
                 elems = [_without_subscript(f) for f in elems]
             if a.append and old is not None:
@@ -619,7 +621,7 @@ class Interpreter:
             fed = ((old.fed_by if a.append and old is not None else ()) + (a.span,))
             target[a.name] = Var(array=_cap_array(elems, a), exported=exported, fed_by=fed)
             return
-        parts, fed = self.expand_scalar(a.value, st, acc_fed=True, assignment=True)
+        parts, fed = self.expand_scalar(a.value, st, True, True)  # acc_fed, assignment
         attrs = "".join(f[1:] for f in a.flags if f.startswith("-")) if a.flags else ""
         if attrs and any(c in attrs for c in "luin"):  # `declare -l X=VLLM` stores vllm
             parts = (Part(self.declared_value(attrs, parts_value(parts), a, st)),)
@@ -655,7 +657,8 @@ class Interpreter:
                 return
             parts = tuple(old.parts or ()) + tuple(parts)
             fed = old.fed_by + fed
-        target[a.name] = Var(parts=tuple(parts), exported=exported, fed_by=fed + (a.span,))
+        # Var(parts=, array=, exported=, status=, fed_by=), positional: see expand_scalar
+        target[a.name] = Var(tuple(parts), None, exported, "set", fed + (a.span,))
 
     def assign_assoc(self, a: Assignment, old: Var | None, st: State, target: dict,
                      exported: bool) -> None:
@@ -914,8 +917,8 @@ class Interpreter:
             state, note = "maybe", f"may be set by {st.taint}"
         else:
             state, note = "unset", str(st.elsewhere.get(name, ""))
-        self.uses[key] = VarUse(name=name, span=span, has_default=has_default,
-                                state=state, note=note, nounset=nounset, required=required)
+        # VarUse(name=, span=, has_default=, state=, note=, nounset=, required=)
+        self.uses[key] = _var_use(name, span, has_default, state, note, nounset, required)
 
     def working_dir(self, st: State, reason: str) -> Unknown:
         """`$(pwd)` / `$PWD`: where the user starts the script, until a `cd` moves it."""
@@ -1191,11 +1194,13 @@ class Interpreter:
         tilde-expands it when unquoted: `${X:-~/ckpt}` is $HOME/ckpt."""
         if p.argument is None:
             return (), ()
-        return self.expand_scalar(p.argument, st, acc_fed=True, in_dq=in_dq, assignment=True)
+        return self.expand_scalar(p.argument, st, True, True, in_dq)  # acc_fed, assignment
 
-    def expand_scalar(self, w: Word, st: State, *, acc_fed: bool = False, in_dq: bool = False,
-                      acc: list | None = None, assignment: bool = False):
-        """A word as one string (assignment values, case subjects): no word splitting."""
+    def expand_scalar(self, w: Word, st: State, acc_fed: bool = False, assignment: bool = False,
+                      in_dq: bool = False, acc: list | None = None):
+        """A word as one string (assignment values, case subjects): no word splitting. The hot
+        callers (assignment values, `${X:-word}` operands) pass their flags positionally: a
+        keyword argument costs a call about a thousand CPU instructions more."""
         own = [] if acc is None else acc
         parts: list[Part] = []
         blank = True  # every part so far is empty text: a `~` here is at the start
@@ -1248,7 +1253,7 @@ class Interpreter:
                         return [Field([Part(x)], w.span, array=array) for x in words]
                 if "~" not in p.value:
                     # the common case: one literal word, nothing to expand or split
-                    return [Field([_literal_part(p)], w.span, array=array)]
+                    return [Field([_literal_part(p)], w.span, array)]
             elif p.kind == "variable" and p.quoted == "double":
                 first = self.var_parts(p, st, acc, True)
                 if first[0] == "fields":

@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field, Part, parts_value
+from verl_lint.evaluate.values import Field, Part, parts_value, positional
 from verl_lint.shell.model import Command
 from verl_lint.source import Span
 
@@ -29,6 +29,7 @@ _HYDRA_FLAGS_WITH_ARG = frozenset({"--cfg", "-c", "--package", "-p", "--experime
 _CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
 
 SpanFn = Callable[[int, int], "Span | None"]
+_new_override = positional(Override)  # one an override word: see `positional`
 
 
 def _base(v) -> str | None:
@@ -313,9 +314,10 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
         value = text[eq + 1:] if isinstance(text, str) else text
     key_span, value_span = _spans(f, len(prefix), len(key_text), eq, isinstance(value, str),
                                   span_fn)
-    return Override(prefix=prefix, key=key, value=value, text=text, span=f.span,
-                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
-                    variables=f.variables)
+    # Override(prefix=, key=, value=, text=, span=, key_span=, value_span=, array=, fed_by=,
+    #          variables=)
+    return _new_override(prefix, key, value, text, f.span, key_span, value_span, f.array,
+                         f.fed_by, f.variables)
 
 
 def _spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
