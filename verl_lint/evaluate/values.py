@@ -42,13 +42,11 @@ def positional(cls):
     scripts. The object is the one the record's own `__init__` makes (which only assigns); a
     field added to the record is an argument here too. Generated as dataclasses does it."""
     names = [f.name for f in dataclasses.fields(cls)]
-    lines = [f"def make({', '.join(names)}):", "    obj = new(cls)"]
+    lines = [f"def make_{cls.__name__}({', '.join(names)}):", "    obj = new(cls)"]
     lines += [f"    obj.{n} = {n}" for n in names] + ["    return obj"]
     scope = {"new": object.__new__, "cls": cls}
     exec("\n".join(lines), scope)  # noqa: S102 - the text is made here from field names
-    make = scope["make"]
-    make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
-    return make
+    return scope[f"make_{cls.__name__}"]
 
 
 def unknown(reason: str) -> Unknown:
