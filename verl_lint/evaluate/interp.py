@@ -1115,12 +1115,15 @@ class Interpreter:
         return unknown(f"${name} is not set by the script")
 
     def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
+        """The words of `"${A[@]}"` / `"$@"`: an array's own Fields, not copies (a launch
+        passes hundreds). Nothing changes a Field once `expand_words` has made it, and the one
+        place there that sets the feeding of fields it did not make copies them first."""
         name = p.name or ""
         if name in ("@", "*"):
             if st.positional is None:
                 return [Field([Part(unknown('"$@"'))], p.span,
                               passthrough='"$@": the caller may add arguments here')]
-            return [f.copy() for f in st.positional]
+            return list(st.positional)
         v = st.vars.get(name)
         if v is None:
             acc.append((name, ()))
@@ -1137,7 +1140,7 @@ class Interpreter:
             reason = f"the values of associative array {name}, in bash's hash order"
             return [Field([Part(unknown(reason))], p.span, passthrough=reason)]
         if v.array is not None:
-            return [f.copy() for f in v.array]
+            return list(v.array)
         return [Field(list(v.parts or ()), p.span, fed_by=v.fed_by, variables=(name,))]
 
     def piece(self, p: Piece, st: State, acc: list, in_dq: bool):
@@ -1322,7 +1325,7 @@ class Interpreter:
                 if not fields:
                     continue
                 if cur is None and k == len(pieces) - 1:
-                    out.extend(fields)
+                    out.extend(f.copy() for f in fields)  # the loop after sets their feeding
                     continue
                 for i, f in enumerate(fields):
                     if i:
