@@ -183,3 +183,14 @@ def test_positional_constructors_build_the_records_own_objects(cls):
     built = make(*values.values())
     assert type(built) is cls and built == cls(**values)
     assert all(getattr(built, n) == v for n, v in values.items())
+
+
+# ---- "${A[@]}" hands out the array's own Fields ---------------------------------------------
+
+def test_an_expansion_that_marks_its_words_leaves_the_array_it_read_alone():
+    # `B=($E"$@")` marks the words it takes from "$@" as B's; "$@" itself stays unmarked
+    text = b'E=\nf() {\n  B=($E"$@")\n  python3 -m verl.trainer.main_ppo "$@" "${B[@]}"\n}\n' \
+           b'f x=1 "y=$Z"\n'
+    (run,) = _runs(text)
+    assert [(o.key, o.array, o.variables) for o in run.launches[0].overrides] == [
+        ("x", None, ()), ("y", None, ("Z",)), ("x", "B", ()), ("y", "B", ("Z",))]
