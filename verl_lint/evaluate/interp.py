@@ -1484,7 +1484,10 @@ def _operand_kind(p: Piece) -> str:
     """"quoted" when the word of `${X:-word}` is all quoted (`${L:-"['a', 'b']"}`): bash does not
     split it even where the expansion itself is unquoted; else "parts"."""
     pieces = p.argument.pieces if p.argument is not None else ()
-    return "quoted" if pieces and all(q.quoted != "none" for q in pieces) else "parts"
+    for q in pieces:  # a loop, not all(…): every `${X:-word}` asks
+        if q.quoted == "none":
+            return "parts"
+    return "quoted" if pieces else "parts"
 
 
 def guard_test(c: Command) -> tuple[str, str] | None:
