@@ -192,7 +192,7 @@ def _assigned_names(stmts) -> list[str]:
             continue
         if isinstance(s, Assignment) and (s.value is not None or s.array is not None):
             out.append(s.name)
-        stack.extend(iter(ch) for ch in reversed(children(s)))
+        stack.extend(map(iter, reversed(children(s))))
     return out
 
 
@@ -604,7 +604,7 @@ class Interpreter:
         if assoc:
             self.assign_assoc(a, old, st, target, exported)
             return
-        keyed = a.array is not None and any(w.text.startswith("[") for w in a.array.elements)
+        keyed = a.array is not None and _subscripted(a.array.elements)
         if keyed and not _in_written_order(a.array.elements):
             # `A=([2]=x [0]=y)`: a sparse array's order is not modelled
             target[a.name] = Var(parts=(Part(unknown(f"${a.name} has keyed elements")),),
@@ -1461,6 +1461,14 @@ def _key_value(keys, key: str):
 
 def _keys_value(keys):
     return keys if isinstance(keys, Unknown) else {k: parts_value(v) for k, v in keys.items()}
+
+
+def _subscripted(elements) -> bool:
+    """Some element is `[i]=v`. A loop, not any(…) over a generator: every array asks."""
+    for w in elements:
+        if w.text.startswith("["):
+            return True
+    return False
 
 
 def _in_written_order(elements) -> bool:
