@@ -20,3 +20,27 @@ def test_names_near_a_name_hold_every_name_that_scores_08(a, pool):
     """`near` may keep more names than score 0.8 with `a`, never fewer."""
     near = _NameIndex([], pool).near(a)
     assert {b for b in pool if leaf_similarity(a, b) >= 0.8} <= near
+
+
+BASE = {"a": {"b": 1, "l": [1, {"x": 2}], "e": {}, "s": "text", "i": "${a.e}"},
+        "n": None, "u": "???"}
+WORDS = ["a.b=2", "+a.c=1", "++a.c=1", "++a.b=3", "a.l.0=5", "a.l.1.x=3", "++a.l.5=1",
+         "++a.s.deeper=1", "+a.s.deeper=1", "++a.i.k=1", "a.e={k: 1}", "+a.e.k=1",
+         "~a.b", "+n=1", "n=1", "u=2", "++new.path.here=1", "a.l=[1]", "a.l.x=1", "++a.l.x=1"]
+
+
+def test_apply_says_whether_the_key_was_there_as_a_lookup_before_it():
+    """`apply`'s answer (read off its own walk) is what a lookup before it finds, word by word
+    over one tree that the words keep changing."""
+    from verl_lint.verl import hydra_semantics as hs
+
+    for start in range(len(WORDS)):
+        tree = hs.Tree(BASE)
+        for word in WORDS[start:] + WORDS[:start]:
+            p = hs.parse(word)
+            before = hs.lookup(tree.root, tuple(p.key.split("."))) is not hs.ABSENT
+            try:
+                existed = hs.apply(tree, p)
+            except (hs.HydraReject, hs.Unmodeled):
+                continue
+            assert existed == (before and p.prefix != "~"), word

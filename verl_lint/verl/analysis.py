@@ -429,13 +429,13 @@ class _Analyzer:
 
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
         parts = tuple(p.key.split("."))
-        existed = hs.lookup(state.root, parts) is not hs.ABSENT
         try:
-            hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
+            existed = hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
             self._rejected(state, ov, p, rej)
             return
         except hs.Unmodeled:
+            existed = hs.lookup(state.root, parts) is not hs.ABSENT  # (the tree is unchanged)
             if p.prefix != "~":
                 try:
                     state.set(parts, p.value)
