@@ -45,6 +45,8 @@ class _NameIndex:
         self.by_word: dict[str, set[str]] = {}
         for name in names:
             self.by_length.setdefault(len(name), set()).add(name)
+            if "_" not in name:
+                continue  # one word: its acronym is a letter, and no word of it can be dropped
             self.by_acronym.setdefault(_acronym(name), set()).add(name)
             for word in name.split("_"):
                 self.by_word.setdefault(word, set()).add(name)
