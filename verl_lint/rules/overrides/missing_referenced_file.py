@@ -23,6 +23,7 @@ _REFERENCES = (
     ("tool_config_path", None, None),
     ("interaction_config_path", None, None),
 )
+_LEAVES = frozenset(suffix.rpartition(".")[2] for suffix, _, _ in _REFERENCES)  # a key's last part
 # `cd "$(dirname "$0")"`, `cd "$(dirname "${BASH_SOURCE[0]}")"`, `cd "$(dirname "$0")/.."`
 _SCRIPT_DIR_CD = re.compile(
     r'^"?\$\((?:cd\s+)?dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\)"?$')
@@ -219,6 +220,8 @@ class MissingReferencedFile(Rule):
         keys = dict.fromkeys(k for a in applied
                              for k in ((a.key,) if a.key in config else config.keys(a.key + ".")))
         for key in keys:
+            if key.rpartition(".")[2] not in _LEAVES:
+                continue  # (most keys: one set lookup instead of a test per reference)
             for suffix, name_suffix, kind in _REFERENCES:
                 if key == suffix or key.endswith("." + suffix):
                     name_key = key[:-len(suffix)] + name_suffix if name_suffix else None
