@@ -299,6 +299,7 @@ class _Analyzer:
 
     def run(self) -> LaunchAnalysis:
         groups, values = [], []
+        group_names = self.release.group_names(self.entry)  # (`is_group` once per launch)
         for ov in self.launch.overrides:
             parsed = self._parse(ov)
             if parsed is None:
@@ -306,7 +307,7 @@ class _Analyzer:
             key = parsed.key
             if key == "hydra" or key.startswith(("hydra.", "hydra/")):
                 continue  # Hydra's own settings (run dir, logging): not verl's config
-            if self.release.is_group(self.entry, key) and not isinstance(parsed.value, dict):
+            if key in group_names and not isinstance(parsed.value, dict):
                 groups.append((ov, parsed))
             elif "." not in key and isinstance(parsed.value, str) and \
                     _extra_config_dirs(self.launch, self.entry):
