@@ -45,12 +45,26 @@ def script_wide_device(ctx: "LaunchContext") -> str | None:
     `VLLM_ASCEND_*`, `PYTORCH_NPU_*`) outside any branch and function before the launch, and
     no CUDA device variables (`CUDA_VISIBLE_DEVICES`, `NCCL_*`). Else None (unknown)."""
     launch_start = ctx.launch.span.start
-    names = [a.name for a in getattr(ctx.model, "assignments", ())
-             if not a.path and a.function is None and a.span.start < launch_start
-             and a.exported]
+    names = [name for start, name in _top_level_exports(ctx.model) if start < launch_start]
     if any(n.startswith(_CUDA_ENV) for n in names):
         return None
     return "npu" if any(n.startswith(_ASCEND_ENV) for n in names) else None
+
+
+# (model, its exports outside any branch and function): one script's, for each of its launches
+_EXPORTS: "tuple[Any, list[tuple[int, str]]] | None" = None
+
+
+def _top_level_exports(model: Any) -> list[tuple[int, str]]:
+    """(start, name) of every `export` outside any branch and function, in script order."""
+    global _EXPORTS
+    last = _EXPORTS  # one read: another thread may replace it
+    if last is not None and last[0] is model:
+        return last[1]
+    found = [(a.span.start, a.name) for a in getattr(model, "assignments", ())
+             if not a.path and a.function is None and a.exported]
+    _EXPORTS = (model, found)
+    return found
 
 
 def normalize(value: Any) -> Any:
