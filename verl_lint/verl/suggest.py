@@ -40,11 +40,11 @@ class _NameIndex:
 
     def __init__(self, paths: list[str], names: Iterable[str]) -> None:
         self.paths = frozenset(paths)
-        self.by_length: dict[int, set[str]] = {}
+        self.by_length: dict[int, list[tuple[str, int]]] = {}  # (name, its letters' mask)
         self.by_acronym: dict[str, set[str]] = {}
         self.by_word: dict[str, set[str]] = {}
         for name in names:
-            self.by_length.setdefault(len(name), set()).add(name)
+            self.by_length.setdefault(len(name), []).append((name, _mask(name)))
             if "_" not in name:
                 continue  # one word: its acronym is a letter, and no word of it can be dropped
             self.by_acronym.setdefault(_acronym(name), set()).add(name)
@@ -53,16 +53,38 @@ class _NameIndex:
 
     def near(self, a: str) -> set[str]:
         """A superset of the names `leaf_similarity(a, name) >= 0.8` holds for: the spelling
-        ratio needs difflib's length bound, the acronym score an acronym, and the dropped-word
-        score a word in common (every word of the shorter name is one of the longer's)."""
+        ratio needs difflib's length bound and the letters in common for its quick ratio (a
+        letter one name lacks takes at least one of the other's away), the acronym score an
+        acronym, and the dropped-word score a word in common (every word of the shorter name
+        is one of the longer's)."""
         out = {a, _acronym(a)}
-        for length, names in self.by_length.items():
-            if 2.0 * min(len(a), length) / (len(a) + length) >= 0.8:  # as `leaf_similarity`
-                out |= names
+        la, ma = len(a), _mask(a)
+        for length, named in self.by_length.items():
+            total = la + length
+            if 2.0 * min(la, length) / total < 0.8:  # as `leaf_similarity`
+                continue
+            for name, mb in named:
+                common = min(la - (ma & ~mb).bit_count(), length - (mb & ~ma).bit_count())
+                if 2.0 * common / total >= 0.8:
+                    out.add(name)
         out |= self.by_acronym.get(a, set())
         for word in set(a.split("_")):
             out |= self.by_word.get(word, set())
         return out
+
+
+_BITS: dict[str, int] = {}  # a bit per character seen in a key name
+
+
+def _mask(name: str) -> int:
+    """The set of `name`'s characters, as bits."""
+    mask = 0
+    for ch in name:
+        bit = _BITS.get(ch)
+        if bit is None:
+            bit = _BITS[ch] = 1 << len(_BITS)
+        mask |= bit
+    return mask
 
 
 def _acronym(name: str) -> str:
