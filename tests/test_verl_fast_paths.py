@@ -44,3 +44,42 @@ def test_apply_says_whether_the_key_was_there_as_a_lookup_before_it():
             except (hs.HydraReject, hs.Unmodeled):
                 continue
             assert existed == (before and p.prefix != "~"), word
+
+
+REF_BASE = {"a": {"b": 1, "tool_config_path": "x.yaml", "e": {}, "ref": "${c}"},
+            "c": {"custom_reward_function": {"path": "y.py", "name": "f"}},
+            "d": {"tool_config_path": None}}
+REF_WORDS = ["a.b=2", "++a.b.c.tool_config_path=z.yaml", "++a.b.c={tool_config_path: z.yaml}",
+             "a={b: {tool_config_path: w.yaml}}", "++a.e.interaction_config_path=v.yaml", "a.e=3",
+             "++a.b=${c}", "++a.q=${c}", "a.ref=null", "d.tool_config_path=t.yaml", "++d.x=1",
+             "++d.x.interaction_config_path=i.yaml", "c.custom_reward_function.path=u.py",
+             "++a.b.custom_reward_function.path=r.py", "~a.b", "++a.b=9", "++a.q=1"]
+
+
+@given(st.lists(st.sampled_from(REF_WORDS), max_size=12))
+@example(["a.b=2", "++a.b.c.tool_config_path=z.yaml"])  # a value, then a reference below it
+@example(["a.b=2", "++a.b=${c}"])
+@example(["++a.q=${c}"])
+def test_vl212_finds_the_references_asking_every_applied_key_finds(words):
+    """VL212 passes over a plain value set to a key that names no reference; the references
+    it finds are the ones asking every applied key finds."""
+    from types import SimpleNamespace
+
+    from verl_lint.rules.overrides.missing_referenced_file import MissingReferencedFile
+    from verl_lint.verl import hydra_semantics as hs
+    from verl_lint.verl.effective_build import build_effective
+
+    tree, applied = hs.Tree(REF_BASE), []
+    for word in words:
+        p = hs.parse(word)
+        try:
+            hs.apply(tree, p)
+        except (hs.HydraReject, hs.Unmodeled):
+            continue
+        if p.prefix != "~":
+            applied.append(SimpleNamespace(key=p.key, value=p.value))
+    config = build_effective("0.9.1", "ppo_trainer", tree.root, {}, REF_BASE)
+    every = dict.fromkeys(k for a in applied for k in (
+        (a.key,) if a.key in config else config.keys(a.key + ".")))
+    want = set(MissingReferencedFile._references_of(every))
+    assert set(MissingReferencedFile._references(config, applied)) == want
