@@ -83,3 +83,20 @@ def test_vl212_finds_the_references_asking_every_applied_key_finds(words):
         (a.key,) if a.key in config else config.keys(a.key + ".")))
     want = set(MissingReferencedFile._references_of(every))
     assert set(MissingReferencedFile._references(config, applied)) == want
+
+
+def test_the_missing_values_of_a_tree_in_order():
+    """`_missing` lists the `???` leaves of the dicts, depth first in key order, as the
+    recursive walk it replaces did (lists are not entered)."""
+    from verl_lint.verl.analysis import _missing
+
+    def plain(node, prefix):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield from plain(v, f"{prefix}.{k}" if prefix else k)
+        elif node == "???":
+            yield prefix
+
+    tree = {"a": "???", "b": {"c": {"d": "???", "e": 1}, "f": "???", "g": {}},
+            "h": ["???"], "i": {"j": {"k": {"l": "???"}}}, "m": "???", 0: "???"}
+    assert _missing(tree) == list(plain(tree, "")) == ["a", "b.c.d", "b.f", "i.j.k.l", "m", 0]

@@ -658,16 +658,27 @@ def _base_missing(base: dict) -> list[str]:
     """Keys that are `???` in a shared composed tree (computed once per tree)."""
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
-        hit = _MISSING_CACHE[id(base)] = (base, list(_missing(base, "")))
+        hit = _MISSING_CACHE[id(base)] = (base, _missing(base))
     return hit[1]
 
 
-def _missing(node: Any, prefix: str):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _missing(v, f"{prefix}.{k}" if prefix else k)
-    elif node == hs.MISSING:
-        yield prefix
+def _missing(tree: dict) -> list[str]:
+    """The `???` leaves of the dicts of `tree`, in order (one walk of a few thousand nodes for
+    each composed tree: a loop, no generator per dict)."""
+    out: list[str] = []
+    stack = [("", iter(tree.items()))]
+    while stack:
+        prefix, items = stack[-1]
+        for k, v in items:
+            path = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, dict):
+                stack.append((path, iter(v.items())))
+                break  # into it; this dict's iterator goes on after it
+            if v == hs.MISSING:
+                out.append(path)
+        else:
+            stack.pop()
+    return out
 
 
 def _is_free(annotation: str | None) -> bool:
