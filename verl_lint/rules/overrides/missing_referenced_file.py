@@ -224,8 +224,8 @@ class MissingReferencedFile(Rule):
         # which brings that key itself. (The keys come in another order then; findings are
         # sorted and merged.)
         keys = dict.fromkeys(k for a in applied
-                             if a.key.rpartition(".")[2] in _LEAVES or
-                             type(a.value) not in _SCALARS or type(a.value) is str and "${" in a.value
+                             if a.key.rpartition(".")[2] in _LEAVES or type(a.value) not in
+                             _SCALARS or type(a.value) is str and "${" in a.value
                              for k in ((a.key,) if a.key in config else config.keys(a.key + ".")))
         return MissingReferencedFile._references_of(keys)
 

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import LaunchContext, Rule
-from verl_lint.rules.overrides._common import applied, default_of, is_plain, problems, report
+from verl_lint.rules.overrides._common import applied, defaults_of, is_plain, problems, report
 from verl_lint.rules.registry import register
 from verl_lint.verl import hydra_semantics as hs
 
@@ -115,13 +115,14 @@ class OverrideTypeMismatch(Rule):
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         yield from report(self, ctx, problems(ctx, self.code))
+        default_of = defaults_of(ctx)
         for a in applied(ctx):
             if a.prefix not in ("", "++") or not a.existed or not is_plain(a.value) \
                     or a.key in _STR_OR_LIST:
                 continue
             if isinstance(a.value, str) and "$" in a.value:
                 continue
-            default, annotation = default_of(ctx, a.key)
+            default, annotation = default_of(a.key)
             if default is hs.ABSENT:
                 continue
             want = expected_type(default, annotation)
