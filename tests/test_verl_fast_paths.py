@@ -100,3 +100,22 @@ def test_the_missing_values_of_a_tree_in_order():
     tree = {"a": "???", "b": {"c": {"d": "???", "e": 1}, "f": "???", "g": {}},
             "h": ["???"], "i": {"j": {"k": {"l": "???"}}}, "m": "???", 0: "???"}
     assert _missing(tree) == list(plain(tree, "")) == ["a", "b.c.d", "b.f", "i.j.k.l", "m", 0]
+
+
+def test_the_knowledge_rules_facts_do_not_outlive_their_launch(tmp_path):
+    """The knowledge rules share one launch's facts through a one-slot cache that holds the
+    launch's context weakly: once the file is linted nothing of it is kept (held, the next
+    file's first knowledge rule paid for freeing its model and analysis)."""
+    import gc
+
+    from verl_lint.engine import lint_file
+    from verl_lint.rules.knowledge import conditions
+    from verl_lint.settings import SettingsResolver
+
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\n# verl==0.9.1\npython3 -m verl.trainer.main_ppo \\\n"
+                      "    actor_rollout_ref.rollout.name=vllm trainer.n_gpus_per_node=8\n")
+    gc.collect()
+    report = lint_file(script, SettingsResolver({})(script))
+    assert report.error is None
+    assert conditions._LAST is None
