@@ -119,3 +119,22 @@ def test_the_knowledge_rules_facts_do_not_outlive_their_launch(tmp_path):
     report = lint_file(script, SettingsResolver({})(script))
     assert report.error is None
     assert conditions._LAST is None
+
+
+@given(st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(),
+                 st.text(max_size=6), st.just("None")),
+       st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(),
+                 st.text(max_size=6), st.just("None")),
+       st.sampled_from([None, "int", "float", "Optional[int]", "bool", "str", "int | float",
+                        "Optional[float]", "list[int]", "Any"]))
+def test_vl206_passes_a_value_of_its_defaults_own_type(value, default, annotation):
+    """VL206 passes over a value whose type is its default's (int, float, bool, str): the
+    checks it then skips find nothing for it."""
+    from verl_lint.rules.overrides.override_type_mismatch import expected_type, mismatch
+
+    if type(value) is not type(default):
+        return
+    want = expected_type(default, annotation)
+    why = mismatch(value, want, declared=annotation is not None) if want else None
+    assert why is None
+    assert not (value == "None" and want is None and default is None)

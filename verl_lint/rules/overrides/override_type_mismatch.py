@@ -12,6 +12,9 @@ from verl_lint.verl import hydra_semantics as hs
 
 # keys verl reads as "a string or a list" although the YAML default is a list
 _STR_OR_LIST = frozenset({"trainer.logger"})
+# a value of one of these types fits a default of the same type, whatever the annotation
+# (`mismatch` finds nothing: tests/test_verl_fast_paths.py)
+_SAME_TYPE_FITS = frozenset({int, float, bool, str})
 
 
 def expected_type(default: Any, annotation: str | None) -> str | None:
@@ -123,8 +126,9 @@ class OverrideTypeMismatch(Rule):
             if isinstance(a.value, str) and "$" in a.value:
                 continue
             default, annotation = default_of(a.key)
-            if default is hs.ABSENT:
-                continue
+            if default is hs.ABSENT or (type(a.value) is type(default) and
+                                        type(default) in _SAME_TYPE_FITS):
+                continue  # (most overrides: a value of the default's own scalar type fits)
             want = expected_type(default, annotation)
             why = mismatch(a.value, want, declared=annotation is not None) if want else None
             if why is None and a.value == "None" and want is None and default is None:
