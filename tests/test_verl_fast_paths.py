@@ -138,3 +138,60 @@ def test_vl206_passes_a_value_of_its_defaults_own_type(value, default, annotatio
     why = mismatch(value, want, declared=annotation is not None) if want else None
     assert why is None
     assert not (value == "None" and want is None and default is None)
+
+
+@given(st.lists(st.sampled_from(KEYS_WORDS_412 := [
+    "actor_rollout_ref.actor.use_remove_padding=True", "~actor_rollout_ref.rollout.multi_turn",
+    "+actor_rollout_ref.rollout.multi_turn.enable2=True", "+critic.use_remove_padding=1",
+    "+critic.extra={use_remove_padding: 1}", "+critic.extra2={use_remove_padding: 1}",
+    "+actor_rollout_ref.actor.override.use_remove_padding=True", "++x.actor.use_remove_padding=1",
+    "++x.multi_turn.enable=1", "actor_rollout_ref.ref.optim=null", "++critic.model=1",
+    "+actor_rollout_ref.actor.optim.use_remove_padding=True", "++critic.model.enable=1",
+    "actor_rollout_ref.rollout.multi_turn=null"]), max_size=6),
+    st.sampled_from(["use_remove_padding", "actor.use_remove_padding", "multi_turn.enable",
+                     "model.use_remove_padding", "optim.use_remove_padding", "enable"]),
+    st.sampled_from([None, "actor_rollout_ref.rollout", "actor_rollout_ref.actor", "critic"]))
+@example(["~actor_rollout_ref.rollout.multi_turn", "++x.multi_turn.enable=1"],
+         "multi_turn.enable", None)  # the composed tree's key gone, another one added
+@example(["++x.actor.use_remove_padding=1"], "actor.use_remove_padding", None)
+def test_vl412_resolves_from_the_composed_keys_what_the_launch_has(words, key, near):
+    """`resolve_before` answers as `resolve` does, or gives a key where `resolve` gives None
+    (never another key, never None where `resolve` finds one): a site that does not hold with
+    its answers does not hold with `resolve`'s."""
+    from test_effective_keys_ending import config_after
+
+    from verl_lint.rules.knowledge.mode_requirement import resolve, resolve_before
+    from verl_lint.verl import hydra_semantics as hs
+
+    try:
+        config = config_after(words)
+    except (hs.HydraReject, hs.Unmodeled):
+        return
+    fast, exact = resolve_before(config, key, near), resolve(config, key, near)
+    assert fast == exact or (exact is None and fast is not None), (fast, exact)
+
+
+TWO_BASE = {"a": {"multi_turn": {"enable": False}}, "b": {"multi_turn": {"enable": False}},
+            "c": {"x": 1}}
+
+
+@given(st.lists(st.sampled_from(["~a.multi_turn", "~b.multi_turn", "++c.multi_turn.enable=1",
+                                 "a.multi_turn=null", "b.multi_turn.enable=True"]), max_size=4),
+       st.sampled_from([None, "a", "b", "c"]))
+@example(["~b.multi_turn"], None)  # one of two keys gone: `resolve` finds the other
+@example(["~b.multi_turn"], "a")
+def test_vl412_resolves_when_one_of_two_composed_keys_goes(words, near):
+    from verl_lint.rules.knowledge.mode_requirement import resolve, resolve_before
+    from verl_lint.verl import hydra_semantics as hs
+    from verl_lint.verl.effective_build import build_effective
+
+    tree = hs.Tree(TWO_BASE)
+    for word in words:
+        try:
+            hs.apply(tree, hs.parse(word))
+        except (hs.HydraReject, hs.Unmodeled):
+            pass
+    config = build_effective("0.9.1", "t", tree.root, {}, TWO_BASE)
+    fast = resolve_before(config, "multi_turn.enable", near)
+    exact = resolve(config, "multi_turn.enable", near)
+    assert fast == exact or (exact is None and fast is not None), (fast, exact)

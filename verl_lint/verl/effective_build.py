@@ -241,6 +241,7 @@ class _Entries(Mapping):
                  base: dict | None = None) -> None:
         self.root = root
         self._base = base
+        self._composed = base  # (`_base` is dropped once the launch lists its own keys)
         # (the base's listing, keys the overrides added, keys they made dicts) when that is
         # all they changed (`keys_ending`)
         self._changes: tuple[_Shared, list[str], set[str]] | None = None
@@ -298,6 +299,22 @@ class _Entries(Mapping):
             found = [k for k in shared.ending(tail) if k not in gone]
             return [*found, *(k for k in added_keys if k.endswith(tail) and k not in found)]
         return [k for k in self.flat if k.endswith(tail)]
+
+    def composed_keys_ending(self, tail: str) -> list[str] | None:
+        return None if self._composed is None else _shared(self._composed).ending(tail)
+
+    def plainly_has(self, key: str) -> bool:
+        path = tuple(key.split("."))
+        node: Any = self.root
+        for k in path:
+            if type(node) is not dict:
+                return False
+            node = node.get(k, _UNSEEN)
+            if node is _UNSEEN:
+                return False
+        # `_walk` lists a node it does not enter (a value, an empty dict, an Unknown, an
+        # interpolation of a value) as its own key
+        return self._opens(node, path) is None
 
     def _opens(self, node: Any, loc: Path) -> tuple[dict, Path] | None:
         """(the dict `node` at `loc` is entered as, where that dict lives), or None for a leaf."""
