@@ -194,11 +194,23 @@ def _in_doubt(config: EffectiveConfig) -> EffectiveConfig:
 def config_of(ctx: "LaunchContext") -> EffectiveConfig | None:
     """The launch's effective config for the VL3xx checks: `ctx.config`, with verl's defaults
     unknown when `own_unknown_words` (veomni's `$ACTOR_CONFIG`): a default the script may well
-    override there must not make a check fire."""
+    override there must not make a check fire.
+
+    Every check of every VL3xx rule asks (≈ 30 times a launch) and the answer depends on the
+    context alone (frozen): the last context's answer is kept (one tuple, read once: another
+    thread replacing it meanwhile does no harm)."""
+    global _LAST_CONFIG
+    last = _LAST_CONFIG
+    if last[0] is ctx:
+        return last[1]
     config = ctx.config
-    if config is None or not own_unknown_words(ctx):
-        return config
-    return _in_doubt(config)
+    if config is not None and own_unknown_words(ctx):
+        config = _in_doubt(config)
+    _LAST_CONFIG = (ctx, config)
+    return config
+
+
+_LAST_CONFIG: "tuple[LaunchContext | None, EffectiveConfig | None]" = (None, None)
 
 
 def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:
