@@ -18,14 +18,18 @@ def _references(model: ScriptModel) -> dict[str, list[Span | None]] | None:
     the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be expanded
     under another name."""
     out: dict[str, list[Span | None]] = {}
-    for s in model.statements:
-        for word in words_of(s):
-            for piece in word.variables():
-                if piece.operator in ("indirect", "names"):
-                    return None
-                if piece.name:
-                    out.setdefault(piece.name, []).append(
-                        None if s.function is not None else piece.span)
+    if model.functions:
+        words = ((w, s.function is not None) for s in model.statements for w in words_of(s))
+    else:  # most scripts: every word is at top level, and the model lists them already
+        words = ((w, False) for w in model.words)
+    for word, in_function in words:
+        if "$" not in word.text:
+            continue  # every expansion starts with a `$`: half the words need no walk
+        for piece in word.variables():
+            if piece.operator in ("indirect", "names"):
+                return None
+            if piece.name:
+                out.setdefault(piece.name, []).append(None if in_function else piece.span)
     return out
 
 

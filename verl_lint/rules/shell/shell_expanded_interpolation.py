@@ -77,8 +77,8 @@ class ShellExpandedInterpolation(Rule):
         cutoff = clean_until(ctx.model)
         nounset = _nounset_switches(ctx.model)
         for word in all_words(ctx.model):
-            if word.span.end > cutoff:
-                continue
+            if "${" not in word.text or word.span.end > cutoff:
+                continue  # an interpolation is a `${…}` piece of the word's own text
             for p in word.pieces:
                 if not is_interpolation(p):
                     continue

@@ -217,6 +217,16 @@ def _exits(body) -> bool:
     return False
 
 
+def _extensions(model: ScriptModel) -> set[tuple[int, int]]:
+    """The spans of `$X` in `X="new:${X}"`: X comes from the environment and is extended."""
+    out: set[tuple[int, int]] = set()
+    for a in model.assignments:
+        if a.value is not None and a.name in a.value.text and a.value.text.strip('"') not in (
+                f"${a.name}", f"${{{a.name}}}"):
+            out.update((p.span.start, p.span.end) for p in a.value.variables() if p.name == a.name)
+    return out
+
+
 def _name_span(ctx: ScenarioContext, use):
     """Inside `$((A + B))` the evaluator reports the whole expansion: point at the name."""
     text = ctx.source.slice(use.span)
@@ -296,24 +306,21 @@ class UndefinedVariable(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         label = ctx.run.scenario.label
-        assigned: dict[str, list[Span]] = {}
-        extends: set[tuple[int, int]] = set()  # `X="new:${X}"`: from the environment, extended
-        for a in ctx.model.assignments:
-            assigned.setdefault(a.name, []).append(a.span)
-            if a.value is not None and a.name in a.value.text and a.value.text.strip('"') not in (
-                    f"${a.name}", f"${{{a.name}}}"):
-                extends.update((p.span.start, p.span.end) for p in a.value.variables()
-                               if p.name == a.name)
         cutoff = clean_until(ctx.model)
         idx: _Statements | None = None
+        extends: set[tuple[int, int]] | None = None  # built for the first use that asks
         by_name: dict[str, list[tuple[object, str | None]]] = {}
         for use in ctx.run.var_uses:
             if use.state != "unset" or (use.has_default and not use.required) \
                     or use.span.start >= cutoff:
                 continue
-            if is_known_env(use.name, ctx.settings.known_env) or \
-                    ((use.span.start, use.span.end) in extends and not use.required):
+            if is_known_env(use.name, ctx.settings.known_env):
                 continue
+            if not use.required:
+                if extends is None:
+                    extends = _extensions(ctx.model)
+                if (use.span.start, use.span.end) in extends:
+                    continue
             text = ctx.source.slice(use.span)
             if _WHOLE_ARRAY.match(text) or _RESOLVER.match(text):
                 continue
@@ -329,7 +336,12 @@ class UndefinedVariable(Rule):
             if kind == "optional" and not use.nounset:
                 continue  # an empty value is what the script expects
             by_name.setdefault(use.name, []).append((use, kind if kind != "optional" else None))
-        names = Names(assigned) if by_name else None
+        if not by_name:
+            return  # most scenarios: the names assigned are not needed
+        assigned: dict[str, list[Span]] = {}
+        for a in ctx.model.assignments:
+            assigned.setdefault(a.name, []).append(a.span)
+        names = Names(assigned)
         for name, uses in by_name.items():
             yield self._report(ctx, label, name, uses, assigned, names)
 
