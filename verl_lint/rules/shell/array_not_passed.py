@@ -24,7 +24,7 @@ def _references(model: ScriptModel) -> dict[str, list[Span | None]] | None:
         words = ((w, False) for w in model.words)
     for word, in_function in words:
         if "$" not in word.text:
-            continue  # every expansion starts with a `$`: half the words need no walk
+            continue  # a variable is a `$…` piece: half the words need no walk
         for piece in word.variables():
             if piece.operator in ("indirect", "names"):
                 return None

@@ -1,0 +1,105 @@
+"""The shell and arithmetic rules' shortcuts (issue 17) give what the plain walks give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from strategies import hostile_scripts, verl_scripts
+from verl_lint.rules.shell import array_not_passed
+from verl_lint.rules.shell.shell_expanded_interpolation import is_interpolation
+from verl_lint.rules.shell.unquoted_glob_override import glob_pattern
+from verl_lint.shell import parse_script
+from verl_lint.shell.model import words_of
+from verl_lint.source import SourceText
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "verl-head"
+
+# what the prefilters rely on, written to break them: `$` inside quotes, heredocs (quoted and
+# not), defaults holding expansions, arithmetic, backticks, escapes, globs in every quoting,
+# a function whose heredoc body comes after its closing brace
+TRICKY = [
+    'A=1\necho "${A:-$B}" ${C:+"$D"} $((E + $F)) `echo $G` \\$H \'$I\' $\'$J\'\n',
+    'cat <<EOF\n${X} $Y ${now:%H} ${oc.env:HOME}\nEOF\ncat <<\'EOF\'\n$Z\nEOF\n',
+    'f() { cat <<EOF; }\n$INSIDE ${ARR[@]}\nEOF\nARR=(a.b=1 c.d=2)\nf\n',
+    'g() {\n  python3 -m verl.trainer.main_ppo "${ARR[@]}"\n}\nARR=(x.y=1)\ng\n',
+    'echo ${!prefix*} ${!name} ${#ARR[@]} "${ARR[*]}"\n',
+    "python3 -m verl.trainer.main_ppo a.b=[1,2] 'c.d=*' e.f=\\* g.h=\"?\" i.j=x[0] k.l=a/[b]\n",
+    'X="new:${X}"\nY=${Y}\necho ${hydra:runtime.cwd} "${now:%Y}" ${a.b} ${.sib}\n',
+]
+
+
+def _scripts() -> list[bytes]:
+    paths = sorted((ROOT / "fixtures").rglob("*.sh"))
+    if CORPUS.is_dir():
+        paths += sorted(CORPUS.rglob("*.sh"))
+    return [t.encode() for t in TRICKY] + [p.read_bytes() for p in paths]
+
+
+def _plain_references(model):
+    """`_references` as it was: every statement's words, every variable piece."""
+    out: dict = {}
+    for s in model.statements:
+        for word in words_of(s):
+            for piece in word.variables():
+                if piece.operator in ("indirect", "names"):
+                    return None
+                if piece.name:
+                    out.setdefault(piece.name, []).append(
+                        None if s.function is not None else piece.span)
+    return out
+
+
+def _check_model(data: bytes) -> None:
+    model = parse_script(SourceText(data))
+    for w in model.words:
+        if "$" not in w.text:  # VL103's prefilter
+            assert not list(w.variables()), w.text
+        if "${" not in w.text:  # VL107's
+            assert not any(is_interpolation(p) for p in w.pieces), w.text
+        if not ("*" in w.text or "?" in w.text or "[" in w.text):  # VL111's
+            assert glob_pattern(w) is None, w.text
+    assert array_not_passed._references(model) == _plain_references(model)
+
+
+@pytest.mark.parametrize("data", _scripts(), ids=lambda d: d[:40].decode("utf-8", "replace"))
+def test_prefilters_and_flat_references_on_real_and_tricky_scripts(data):
+    _check_model(data)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(verl_scripts(), hostile_scripts()))
+def test_prefilters_and_flat_references_on_generated_scripts(data):
+    _check_model(data)
+
+
+def test_references_keeps_function_bodies_apart():
+    model = parse_script(SourceText(TRICKY[3].encode()))
+    assert model.functions
+    assert array_not_passed._references(model) == {"ARR": [None]}
+
+
+def test_config_of_answers_for_the_context_asked_not_the_last_one():
+    from types import SimpleNamespace
+
+    from verl_lint.rules.arithmetic._operands import config_of
+    from verl_lint.verl.effective import EffectiveConfig
+
+    src = SourceText(b"$ACTOR_CONFIG\n")
+    config = EffectiveConfig("0.9.1", "ppo_trainer", {})
+
+    def ctx(passthrough):
+        return SimpleNamespace(config=config, source=src,
+                               launch=SimpleNamespace(passthrough=passthrough))
+
+    own = ctx([SimpleNamespace(span=src.span(0, 13))])  # veomni's `$ACTOR_CONFIG`
+    plain = ctx([])
+    doubted = config_of(own)
+    assert doubted is not config and config_of(own) is doubted
+    assert config_of(plain) is config
+    assert config_of(own) is doubted
+    assert config_of(SimpleNamespace(config=None)) is None
