@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Collection, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
@@ -12,23 +12,27 @@ from verl_lint.shell.model import Assignment, Loop, ScriptModel, words_of
 from verl_lint.source import Span
 
 
-def _references(model: ScriptModel) -> dict[str, list[Span | None]] | None:
-    """Name → spans of every expansion of it (`"${ACTOR[@]}"`, `${#ACTOR[@]}`, `$ACTOR`);
-    None for one inside a function body (the function may run after any line). None instead of
-    the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be expanded
-    under another name."""
+def _references(model: ScriptModel,
+                names: Collection[str]) -> dict[str, list[Span | None]] | None:
+    """Each of `names` → spans of every expansion of it (`"${ACTOR[@]}"`, `${#ACTOR[@]}`,
+    `$ACTOR`); None for one inside a function body (the function may run after any line). None
+    instead of the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be
+    expanded under another name."""
     out: dict[str, list[Span | None]] = {}
     if model.functions:
         words = ((w, s.function is not None) for s in model.statements for w in words_of(s))
     else:  # most scripts: every word is at top level, and the model lists them already
         words = ((w, False) for w in model.words)
     for word, in_function in words:
-        if "$" not in word.text:
-            continue  # a variable is a `$…` piece: half the words need no walk
+        text = word.text
+        # a variable is a `$…` piece holding its name, an indirect one starts with `${!`: most
+        # words expand none of the arrays asked about, and need no walk of their pieces
+        if "$" not in text or ("${!" not in text and not any(n in text for n in names)):
+            continue
         for piece in word.variables():
             if piece.operator in ("indirect", "names"):
                 return None
-            if piece.name:
+            if piece.name in names:
                 out.setdefault(piece.name, []).append(None if in_function else piece.span)
     return out
 
@@ -105,7 +109,7 @@ class ArrayNotPassed(Rule):
         candidates = [a for a in model.arrays if self._holds_overrides(a)]
         if not candidates or model.errors or _indirect(model):
             return
-        refs = _references(model)
+        refs = _references(model, {a.name for a in candidates})
         if refs is None:
             return
         loops = [s.span for s in model.statements if isinstance(s, Loop)]
