@@ -106,3 +106,10 @@ def test_config_of_answers_for_the_context_asked_not_the_last_one():
     assert config_of(plain) is config
     assert config_of(own) is doubted
     assert config_of(SimpleNamespace(config=None)) is None
+
+
+def test_vl110_prefilter_covers_every_parallel_key():
+    from verl_lint.rules.shell.parallel_variable_mismatch import KEY_DIMENSION
+
+    # VL110 skips an override whose key does not end in `parallel_size` before the lookup
+    assert all(leaf.endswith("parallel_size") for leaf in KEY_DIMENSION)

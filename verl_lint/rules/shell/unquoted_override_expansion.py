@@ -126,7 +126,7 @@ class UnquotedOverrideExpansion(Rule):
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         seen: set[int] = set()
         cutoff = clean_until(ctx.model)
-        split = {id(launch): _split_words(launch) for launch in ctx.run.launches}
+        split: dict[int, tuple[set[str], list]] = {}  # per launch, when a finding asks
         for word, launch in _launch_words(ctx.model, ctx.run.launches):
             if word.span.end > cutoff:
                 continue
@@ -140,7 +140,8 @@ class UnquotedOverrideExpansion(Rule):
             for p in _splitting(word):
                 if p.span.start not in seen:
                     seen.add(p.span.start)
-                    arrays, spans = split[id(launch)]
+                    arrays, spans = split.get(id(launch)) or split.setdefault(
+                        id(launch), _split_words(launch))
                     known = p.name not in ("@", "*") and (p.name in arrays or any(
                         p.span.start <= sp.start and sp.end <= p.span.end for sp in spans))
                     yield self._finding(p, launch, known)
