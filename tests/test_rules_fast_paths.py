@@ -113,3 +113,57 @@ def test_vl110_prefilter_covers_every_parallel_key():
 
     # VL110 skips an override whose key does not end in `parallel_size` before the lookup
     assert all(leaf.endswith("parallel_size") for leaf in KEY_DIMENSION)
+
+
+def _indexed_close(name, candidates):
+    """VL101's `Names.close` as it was: every name indexed before the first question."""
+    from verl_lint.rules.shell.undefined_variable import _deletions, _fold, _one_edit, \
+        _other_word, _swaps
+
+    names = set(candidates)
+    folded: dict = {}
+    deletions: dict = {}
+    for c in sorted(names):
+        folded.setdefault(_fold(c), []).append(c)
+        if len(c) >= 5:
+            for k in _deletions(c):
+                deletions.setdefault(k, set()).add(c)
+    same = [c for c in folded.get(_fold(name), ()) if c != name]
+    if same:
+        return same[0]
+    if len(name) < 6:
+        return None
+    pool = set(deletions.get(name, ()))
+    for k in _deletions(name):
+        pool |= deletions.get(k, set())
+        if k in names:
+            pool.add(k)
+    pool |= {w for w in _swaps(name) if w in names}
+    near = [c for c in pool if c != name and _one_edit(name, c) and not _other_word(name, c)]
+    return near[0] if len(near) == 1 else None
+
+
+# few letters, both cases and `_`: folds, typos, swaps and whole-word differences all occur
+_VAR = st.text(alphabet="aAbB_cd", min_size=1, max_size=9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VAR, max_size=25), st.lists(_VAR, min_size=1, max_size=4))
+def test_names_close_scans_then_indexes_with_the_same_answers(candidates, questions):
+    from verl_lint.rules.shell.undefined_variable import Names
+
+    names = Names(candidates)  # the first question scans, the next ones use the index
+    for q in questions:
+        assert names.close(q) == _indexed_close(q, candidates)
+
+
+def test_names_close_on_verl_like_names():
+    from verl_lint.rules.shell.undefined_variable import Names
+
+    pool = ["ROLLOUT_TP", "ROLLOUT_N", "MODEL_PATH", "last_layer", "TRAIN_BATCH_SIZE",
+            "GEN_TP", "GEN_PP", "NNODES", "ACTOR_LR"]
+    for q in ["LAST_LAYER", "MODLE_PATH", "MODEL_PAT", "ROLLOUT_PP", "TRAIN_BATCH_SIZEE",
+              "GEN_TT", "NNODE", "ACTORLR", "ROLOUT_N"]:
+        names = Names(pool)
+        first = names.close(q)
+        assert first == names.close(q) == _indexed_close(q, pool), q
