@@ -145,6 +145,10 @@ class ArrayNotPassed(Rule):
 
     @staticmethod
     def _holds_overrides(a: Assignment) -> bool:
-        return a.array is not None and a.function is None and any(
-            looks_like_override(w.literal if w.literal is not None else w.text)
-            for w in a.array.elements)
+        if a.array is None or a.function is not None:
+            return False
+        for w in a.array.elements:  # a loop: each array asks, and `literal` is a property
+            literal = w.literal
+            if looks_like_override(literal if literal is not None else w.text):
+                return True
+        return False

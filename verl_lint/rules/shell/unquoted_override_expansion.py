@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
@@ -20,13 +21,13 @@ def _launch_words(model: ScriptModel, launches: list[Launch]) -> Iterator[tuple[
     for launch in launches:
         c = commands.get(launch.span.start)
         if c is not None:
-            yield from ((w, launch) for w in c.words)
+            yield from zip(c.words, repeat(launch))
         for ov in launch.overrides:
             if ov.array:
                 fed.setdefault(ov.array, launch)
     for a in model.arrays:
         if a.name in fed:
-            yield from ((w, fed[a.name]) for w in a.array.elements)
+            yield from zip(a.array.elements, repeat(fed[a.name]))
 
 
 def _brace_words(word: Word) -> list[str] | None:
