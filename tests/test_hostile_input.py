@@ -298,7 +298,7 @@ DEEP = {
     "command substitutions": b"echo " + b"$(" * 300 + b"\n",
     "defaults": b"echo ${A:-" * 300 + b"\n",
     "quoted substitutions": b'echo "$(' * 300 + b"\n",
-    "nested if": b"if true; then\n" * 247 + b"echo deep\n" + b"fi\n" * 247,
+    "nested if": b"if true; then\n" * 400 + b"echo deep\n" + b"fi\n" * 400,
     "hydra dict": LAUNCH.encode() + b"    +data.x='" + b"{a:" * 245 + b"1" + b"}" * 245 + b"'\n",
     "hydra list": LAUNCH.encode() + b"    +data.x='" + b"[" * 489 + b"]" * 489 + b"'\n",
 }
@@ -330,7 +330,7 @@ def test_deep_nesting_is_linted(name):
 
 
 def test_valid_deep_nesting_is_not_called_a_bash_error():
-    # 247 nested `if` is valid bash (`bash -n` passes) that the shell model's builder cannot
+    # 400 nested `if` is valid bash (`bash -n` passes) that the shell model's builder cannot
     # follow: the file is not linted, said as an error line, not a VL001 "bash cannot parse"
     report = lint_source(SourceText(b"#!/bin/bash\n" + DEEP["nested if"]), Settings(),
                          path="deep.sh")

@@ -208,12 +208,29 @@ class SourceText:
 
     def lazy_span(self, start: int, end: int) -> Span:
         """`span(start, end)` whose line and column are worked out when first read."""
-        obj = _new(Span)
-        obj.start = start
-        obj.end = end
-        obj._positions = None
-        obj._source = self
-        return obj
+        return SpanFactory(self)(start, end)
 
     def slice(self, span: Span) -> str:
         return self.data[span.start:span.end].decode("utf-8", errors="replace")
+
+
+class SpanFactory:
+    """`span(start, end)` for one document: lazy spans (positions worked out when first read),
+    one object per range."""
+
+    __slots__ = ("source", "cache")
+
+    def __init__(self, source: SourceText) -> None:
+        self.source = source
+        self.cache: dict[int, Span] = {}
+
+    def __call__(self, start: int, end: int) -> Span:
+        key = start << 32 | end  # an int key: no tuple to build and hash
+        hit = self.cache.get(key)
+        if hit is None:  # built here, not by a call: the parser makes ~330 spans a script
+            hit = self.cache[key] = _new(Span)
+            hit.start = start
+            hit.end = end
+            hit._positions = None
+            hit._source = self.source
+        return hit

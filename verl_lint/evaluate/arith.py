@@ -124,7 +124,8 @@ class _Parser:
             if t[1] in ("-", "+", "!", "~"):
                 self.i += 1
                 v = self.unary()
-                return _wrap({"-": -v, "+": v, "!": int(not v), "~": ~v}[t[1]])
+                op = t[1]
+                return _wrap(-v if op == "-" else v if op == "+" else int(not v) if op == "!" else ~v)
             if t[1] == "(":
                 self.i += 1
                 v = self.ternary()
@@ -149,12 +150,15 @@ def _apply(op: str, a: int, b: int) -> int:
         if b < 0:
             raise ArithUnknown("negative exponent")
         return _wrap(pow(a, b, 1 << 64))
-    r = {
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-        "<<": lambda: a << (b & 63), ">>": lambda: a >> (b & 63),
-        "<": lambda: int(a < b), ">": lambda: int(a > b), "<=": lambda: int(a <= b),
-        ">=": lambda: int(a >= b), "==": lambda: int(a == b), "!=": lambda: int(a != b),
-        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
-        "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b)),
-    }[op]()
-    return _wrap(r)
+    return _wrap(_OPS[op](a, b))
+
+
+_OPS = {  # built once, not per operation
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "<<": lambda a, b: a << (b & 63), ">>": lambda a, b: a >> (b & 63),
+    "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b), "&": lambda a, b: a & b, "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b, "&&": lambda a, b: int(bool(a) and bool(b)),
+    "||": lambda a, b: int(bool(a) or bool(b)),
+}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import chain
 
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
@@ -18,7 +19,8 @@ from verl_lint.evaluate.model import (
     VarUse,
 )
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, positional,
+    unknown,
 )
 from verl_lint.shell import braces, patterns
 from verl_lint.shell.lexer import arithmetic_assignments
@@ -42,6 +44,8 @@ _MAX_ARITH_LOOKUPS = 10_000
 # statements interpreted per scenario: unrolled loops and calls nest multiplicatively
 _MAX_STEPS = 20_000
 _MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
+_var_use = positional(VarUse)  # one per variable use: see `positional`
+_DEFAULT_OPS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})  # `${X:-word}` & co
 
 
 class BudgetExceeded(Exception):
@@ -61,7 +65,7 @@ def is_environment(name: str, known_env: frozenset[str]) -> bool:
 
 
 class Var:
-    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys")
+    __slots__ = ("parts", "array", "exported", "status", "fed_by", "note", "env", "keys", "kept")
 
     def __init__(self, parts=None, array=None, exported=False, status="set", fed_by=(),
                  note="", env=False, keys=None) -> None:
@@ -74,6 +78,9 @@ class Var:
         self.fed_by = fed_by
         self.note = note
         self.env = env  # pinned from outside (--device / --set)
+        # `_merges_to_itself`, worked out once: a binding is never changed once made (a new
+        # value is a new Var), and every merge the binding lives through asks again
+        self.kept: bool | None = None
 
     def replace(self, **kw) -> "Var":
         v = Var(self.parts, self.array, self.exported, self.status, self.fed_by, self.note,
@@ -99,15 +106,23 @@ def _feeding(acc: list) -> tuple:
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
     if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
         return acc[0][1]
-    return tuple(dict.fromkeys(sp for _, fed in acc for sp in fed))
+    spans = [fed for _, fed in acc if fed]  # `X=${X:-d}`: X is unset, `d` feeds nothing
+    if not spans:
+        return ()
+    if len(spans) == 1 and type(spans[0]) is tuple and len(spans[0]) == 1:
+        return spans[0]
+    return tuple(dict.fromkeys(chain.from_iterable(spans)))
 
 
 def _merges_to_itself(v: Var) -> bool:
     """Whether `merge` of `v` with itself (every path kept the same binding) gives back its
     values: its status, note, feeding spans and export flag as the merge would write them."""
-    return (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(v.note, str)) \
-        and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
-        and type(v.exported) is bool
+    kept = v.kept
+    if kept is None:
+        kept = v.kept = (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(
+            v.note, str)) and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+            and type(v.exported) is bool
+    return kept
 
 
 _SELF = r'"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?'
@@ -148,7 +163,8 @@ class State:
         self.dead = False  # `exit` ran
         self.returned = False  # `return` ran inside a function
         self.funcs: dict[str, Function] = {}
-        self.elsewhere: dict[str, str] = {}  # name → "only the gpu branch … assigns it"
+        # name → "only the gpu branch … assigns it", a `_Label`: str() makes the text
+        self.elsewhere: dict[str, _Label] = {}
         self.aliases: dict[str, list[str] | None] = {}  # `alias PY=python3` (None: unknown)
 
     def copy(self) -> "State":
@@ -176,7 +192,7 @@ def _assigned_names(stmts) -> list[str]:
             continue
         if isinstance(s, Assignment) and (s.value is not None or s.array is not None):
             out.append(s.name)
-        stack.extend(iter(ch) for ch in reversed(children(s)))
+        stack.extend(map(iter, reversed(children(s))))
     return out
 
 
@@ -209,7 +225,7 @@ class Interpreter:
         nounset, (visible, visible_from) = (
             self.first_launch_state if self.first_launch_state is not None
             else ("nounset" in st.options, self.visible_devices(st, ())))
-        uses = sorted(self.uses.values(), key=lambda u: (u.span.start, u.name))
+        uses = [self.uses[k] for k in sorted(self.uses)]  # keys: (span.start, name)
         return ScenarioRun(scenario=self.scenario, launches=self.launches, var_uses=uses,
                            nounset=nounset, visible_devices=visible,
                            visible_devices_from=visible_from)
@@ -294,7 +310,8 @@ class Interpreter:
                                 fed_by=(span,))
 
     # -- control flow ------------------------------------------------------------------------
-    def merge(self, states: list[State], labels: list[str]) -> State:
+    def merge(self, states: list[State], labels: list) -> State:
+        """`labels`: each state's way here (a str, or a `_Label` made when a note needs it)."""
         alive = [(s, lab) for s, lab in zip(states, labels) if not s.dead]
         if not alive:
             out = states[0].copy()
@@ -306,29 +323,34 @@ class Interpreter:
         names = set()
         for s, _ in alive:
             names.update(s.vars)
+        # the bindings every path left alone (the same Var: set-like items compare by identity)
+        same = set(alive[0][0].vars.items())
+        for s, _ in alive[1:]:
+            same.intersection_update(s.vars.items())
+        kept = {name for name, v in same if v.kept or v.kept is None and _merges_to_itself(v)}
         for name in names:
-            have = [(s.vars.get(name), lab) for s, lab in alive]
-            first = have[0][0]
-            if first is not None and all(v is first for v, _ in have) and _merges_to_itself(first):
+            if name in kept:
                 continue  # bound before the branches and left alone by all (`base` holds it)
+            have = [(s.vars.get(name), lab) for s, lab in alive]
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
             same = all(v.same_value(first) for v, _ in present)
             status = "set" if len(present) == len(have) and all(
                 v.status == "set" for v, _ in present) else "maybe"
             note = ""
-            who = " and ".join(lab for _, lab in present)
+            who = " and ".join(str(lab) for _, lab in present) if len(present) < len(have) \
+                else ""
             if len(present) < len(have):
                 note = f"only {who} assign{'s' if len(present) == 1 else ''} it"
             elif status == "maybe":
                 note = next((v.note for v, _ in present if v.note), "")
-            fed = tuple(dict.fromkeys(sp for v, _ in present for sp in v.fed_by))
+            fed = tuple(dict.fromkeys(chain.from_iterable(v.fed_by for v, _ in present)))
             exported = any(v.exported for v, _ in present)
             if same and len(present) == len(have):
                 base.vars[name] = first.replace(status=status, note=note, fed_by=fed,
                                                 exported=exported)
                 continue
-            reason = (f"${name} differs between " + " and ".join(lab for _, lab in have))
+            reason = (f"${name} differs between " + " and ".join(str(lab) for _, lab in have))
             if len(present) < len(have):
                 reason = f"${name} is only set by {who}"
             arr = None
@@ -336,7 +358,7 @@ class Interpreter:
                 # e.g. `ARR+=(…)` in one arm: the common elements plus an unknown tail
                 arrays = [v.array if v is not None else [] for v, _ in have]
                 common = _common_prefix(arrays)
-                longer = [lab for a, (_, lab) in zip(arrays, have) if len(a) > len(common)]
+                longer = [str(lab) for a, (_, lab) in zip(arrays, have) if len(a) > len(common)]
                 if len(longer) == len(have):
                     reason = f"elements of {name} differ between {' and '.join(longer)}"
                 elif longer:
@@ -361,9 +383,12 @@ class Interpreter:
         base.returned = all(s.returned for s, _ in alive)
         return base
 
-    def note_untaken(self, st: State, stmts, label: str) -> None:
-        for name in _assigned_names(stmts):
-            st.elsewhere.setdefault(name, f"only {label} assigns it")
+    def note_untaken(self, st: State, stmts, label) -> None:
+        names = _assigned_names(stmts)
+        if names:  # the note is made when a use of an unset name reads it
+            note = _Label("only {} assigns it".format, label)
+            for name in names:
+                st.elsewhere.setdefault(name, note)
 
     def case(self, s: Case, st: State) -> None:
         subject = parts_value(self.expand_scalar(s.subject, st))
@@ -382,12 +407,12 @@ class Interpreter:
                     break
             else:
                 for item in s.items:
-                    self.note_untaken(st, item.body, _item_label(s, item))
+                    self.note_untaken(st, item.body, _Label(_item_label, s, item))
                 return
             if taken is not None:
                 for k, item in enumerate(s.items):
                     if k != taken:
-                        self.note_untaken(st, item.body, _item_label(s, item))
+                        self.note_untaken(st, item.body, _Label(_item_label, s, item))
                 k = taken
                 while k < len(s.items):
                     self.block(s.items[k].body, st)
@@ -401,7 +426,7 @@ class Interpreter:
             alt = st.copy()
             self.block(item.body, alt)
             states.append(alt)
-            labels.append(_item_label(s, item))
+            labels.append(_Label(_item_label, s, item))
         if not s.has_default:
             states.append(st.copy())
             labels.append("no branch")
@@ -515,18 +540,17 @@ class Interpreter:
         verdict = self.condition(b.condition, st)
         if verdict is True:
             for other in s.branches[k + 1:]:
-                self.note_untaken(st, other.body, _branch_label(other))
+                self.note_untaken(st, other.body, _Label(_branch_label, other))
             return self.block(b.body, st)
         if verdict is False:
-            self.note_untaken(st, b.body, _branch_label(b))
+            self.note_untaken(st, b.body, _Label(_branch_label, b))
             return self._if_from(s, k + 1, st)
         taken, rest = st.copy(), st.copy()
         _narrow(b.condition, taken, True)
         _narrow(b.condition, rest, False)
         taken = self.block(b.body, taken)
         rest = self._if_from(s, k + 1, rest)
-        later = " / ".join(_branch_label(o) for o in s.branches[k + 1:]) or "no branch"
-        return self.merge([taken, rest], [_branch_label(b), later])
+        return self.merge([taken, rest], [_Label(_branch_label, b), _Label(_later_label, s, k)])
 
     def loop(self, s: Loop, st: State) -> None:
         if s.loop == "for" and s.items is not None and s.variable:
@@ -548,7 +572,7 @@ class Interpreter:
                                                            "variable")),), fed_by=(s.span,))
         self.block(s.body, alt)
         alt.dead = False  # `break`/`exit` inside a loop body: stay conservative
-        _assign_state(st, self.merge([alt, st], [f"the loop at line {s.span.line}",
+        _assign_state(st, self.merge([alt, st], [_Label(_loop_label, s),
                                                  "no iteration"]))
 
     # -- assignments ---------------------------------------------------------------------------
@@ -564,7 +588,9 @@ class Interpreter:
                 if any("A" in f for f in a.flags):
                     st.vars[a.name] = Var(keys={}, fed_by=(a.span,))
                 return
-        exported = a.exported or (old.exported if old is not None else False)
+        # `a.exported` reads the flags: most assignments have none and no `export`
+        exported = (a.declared_by is not None or bool(a.flags)) and a.exported or (
+            old.exported if old is not None else False)
         if a.value is None and a.array is None:  # `export X`, `readonly X`
             if old is not None:
                 target[a.name] = old.replace(exported=exported)
@@ -573,18 +599,19 @@ class Interpreter:
             elif "a" in "".join(a.flags):
                 target[a.name] = Var(array=[], exported=exported, fed_by=(a.span,))
             return
-        assoc = any("A" in f for f in a.flags) or (old is not None and old.keys is not None)
+        assoc = bool(a.flags) and any("A" in f for f in a.flags) or (
+            old is not None and old.keys is not None)
         if assoc:
             self.assign_assoc(a, old, st, target, exported)
             return
-        keyed = a.array is not None and any(w.text.startswith("[") for w in a.array.elements)
+        keyed = a.array is not None and _subscripted(a.array.elements)
         if keyed and not _in_written_order(a.array.elements):
             # `A=([2]=x [0]=y)`: a sparse array's order is not modelled
             target[a.name] = Var(parts=(Part(unknown(f"${a.name} has keyed elements")),),
                                  exported=exported, fed_by=(a.span,))
             return
         if a.array is not None:
-            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, array=a.name)]
+            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, a.name)]
             if keyed:  # `([0]=a [1]=b)`: the values, in the order written
                 elems = [_without_subscript(f) for f in elems]
             if a.append and old is not None:
@@ -594,7 +621,7 @@ class Interpreter:
             fed = ((old.fed_by if a.append and old is not None else ()) + (a.span,))
             target[a.name] = Var(array=_cap_array(elems, a), exported=exported, fed_by=fed)
             return
-        parts, fed = self.expand_scalar(a.value, st, acc_fed=True, assignment=True)
+        parts, fed = self.expand_scalar(a.value, st, True, True)  # acc_fed, assignment
         attrs = "".join(f[1:] for f in a.flags if f.startswith("-")) if a.flags else ""
         if attrs and any(c in attrs for c in "luin"):  # `declare -l X=VLLM` stores vllm
             parts = (Part(self.declared_value(attrs, parts_value(parts), a, st)),)
@@ -630,7 +657,8 @@ class Interpreter:
                 return
             parts = tuple(old.parts or ()) + tuple(parts)
             fed = old.fed_by + fed
-        target[a.name] = Var(parts=tuple(parts), exported=exported, fed_by=fed + (a.span,))
+        # Var(parts=, array=, exported=, status=, fed_by=), positional: see expand_scalar
+        target[a.name] = Var(tuple(parts), None, exported, "set", fed + (a.span,))
 
     def assign_assoc(self, a: Assignment, old: Var | None, st: State, target: dict,
                      exported: bool) -> None:
@@ -868,11 +896,12 @@ class Interpreter:
             return Anchored(reason=why, anchor=here.anchor, rest=f"{here.rest}/{target}")
         return unknown(why)
 
-    def record_use(self, p: Piece, st: State, has_default: bool, required: bool = False) -> None:
-        name = p.name
+    def record_use(self, name: str | None, span: Span, st: State, has_default: bool,
+                   required: bool = False) -> None:
+        """A use of `name` at `span` (the first one there counts)."""
         if name is None or not (name[0].isalpha() or name[0] == "_"):
             return
-        key = (p.span.start, name)
+        key = (span.start, name)
         if key in self.uses:
             return
         v = st.vars.get(name)
@@ -887,9 +916,9 @@ class Interpreter:
         elif st.taint:
             state, note = "maybe", f"may be set by {st.taint}"
         else:
-            state, note = "unset", st.elsewhere.get(name, "")
-        self.uses[key] = VarUse(name=name, span=p.span, has_default=has_default,
-                                state=state, note=note, nounset=nounset, required=required)
+            state, note = "unset", str(st.elsewhere.get(name, ""))
+        # VarUse(name=, span=, has_default=, state=, note=, nounset=, required=)
+        self.uses[key] = _var_use(name, span, has_default, state, note, nounset, required)
 
     def working_dir(self, st: State, reason: str) -> Unknown:
         """`$(pwd)` / `$PWD`: where the user starts the script, until a `cd` moves it."""
@@ -970,26 +999,14 @@ class Interpreter:
         """Expansion of a variable piece: ("parts", tuple) or ("fields", list[Field])."""
         op = p.operator
         name = p.name or ""
-        self.record_use(p, st, op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"),
-                        op in (":?", "?"))
-        # whole arrays / "$@"
-        if op is None and (p.index in ("@", "*") or name in ("@", "*")):
-            fields = self.array_fields(p, st, acc)
-            if fields is not None:
+        if op is None:  # `$X`, `${X}`, `${A[i]}`, `"${A[@]}"`: most expansions
+            self.record_use(p.name, p.span, st, False)
+            if p.index in ("@", "*") or name in ("@", "*"):  # whole arrays / "$@"
+                fields = self.array_fields(p, st, acc)
                 if p.index == "*" or name == "*":
                     return "parts", (Part(self.joined(fields, st)),)
                 return "fields", fields
-        if op in ("indirect", "names"):
-            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
-        if op is not None and (p.index in ("@", "*") or name in ("@", "*")):
-            return self.whole_op(p, st, acc, in_dq)
-        if op in ("length",):
             val = self.scalar_of(p, st, acc)
-            if isinstance(val, Unknown):
-                return "parts", (Part(val),)
-            return "parts", (Part(str(len(val or ""))),)
-        val = self.scalar_of(p, st, acc)
-        if op is None:
             if val is None:
                 return "parts", (Part(self.unset_unknown(name, st)),)
             v = st.vars.get(name)
@@ -999,7 +1016,18 @@ class Interpreter:
                 # still splits into a known `a=1` and an `m=` of unknown value
                 return "parts", tuple(Part(x.value) for x in v.parts)
             return "parts", (Part(val),)
-        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+        self.record_use(p.name, p.span, st, op in _DEFAULT_OPS, op in (":?", "?"))
+        if op in ("indirect", "names"):
+            return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
+        if p.index in ("@", "*") or name in ("@", "*"):
+            return self.whole_op(p, st, acc, in_dq)
+        if op in ("length",):
+            val = self.scalar_of(p, st, acc)
+            if isinstance(val, Unknown):
+                return "parts", (Part(val),)
+            return "parts", (Part(str(len(val or ""))),)
+        val = self.scalar_of(p, st, acc)
+        if op in _DEFAULT_OPS:
             if isinstance(val, Unknown):
                 return "parts", (Part(val),)
             colon = op[0] == ":"
@@ -1087,12 +1115,15 @@ class Interpreter:
         return unknown(f"${name} is not set by the script")
 
     def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
+        """The words of `"${A[@]}"` / `"$@"`: an array's own Fields, not copies (a launch
+        passes hundreds). Nothing changes a Field once `expand_words` has made it, and the one
+        place there that sets the feeding of fields it did not make copies them first."""
         name = p.name or ""
         if name in ("@", "*"):
             if st.positional is None:
                 return [Field([Part(unknown('"$@"'))], p.span,
                               passthrough='"$@": the caller may add arguments here')]
-            return [f.copy() for f in st.positional]
+            return list(st.positional)
         v = st.vars.get(name)
         if v is None:
             acc.append((name, ()))
@@ -1109,14 +1140,12 @@ class Interpreter:
             reason = f"the values of associative array {name}, in bash's hash order"
             return [Field([Part(unknown(reason))], p.span, passthrough=reason)]
         if v.array is not None:
-            return [f.copy() for f in v.array]
+            return list(v.array)
         return [Field(list(v.parts or ()), p.span, fed_by=v.fed_by, variables=(name,))]
 
     def piece(self, p: Piece, st: State, acc: list, in_dq: bool):
         if p.kind == "literal":
-            src = p.span.start if p.text == p.value else (
-                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-            return "lit", (Part(p.value, src),)
+            return "lit", (_literal_part(p),)
         if p.kind == "variable":
             return self.var_parts(p, st, acc, in_dq)
         if p.kind == "arithmetic":
@@ -1168,20 +1197,26 @@ class Interpreter:
         tilde-expands it when unquoted: `${X:-~/ckpt}` is $HOME/ckpt."""
         if p.argument is None:
             return (), ()
-        return self.expand_scalar(p.argument, st, acc_fed=True, in_dq=in_dq, assignment=True)
+        return self.expand_scalar(p.argument, st, True, True, in_dq)  # acc_fed, assignment
 
-    def expand_scalar(self, w: Word, st: State, *, acc_fed: bool = False, in_dq: bool = False,
-                      acc: list | None = None, assignment: bool = False):
-        """A word as one string (assignment values, case subjects): no word splitting."""
+    def expand_scalar(self, w: Word, st: State, acc_fed: bool = False, assignment: bool = False,
+                      in_dq: bool = False, acc: list | None = None):
+        """A word as one string (assignment values, case subjects): no word splitting. The hot
+        callers (assignment values, `${X:-word}` operands) pass their flags positionally: a
+        keyword argument costs a call about a thousand CPU instructions more."""
         own = [] if acc is None else acc
         parts: list[Part] = []
         blank = True  # every part so far is empty text: a `~` here is at the start
         for p in w.pieces:
-            kind, val = self.piece(p, st, own, in_dq or p.quoted == "double")
-            if kind == "fields":
-                val = (Part(join_values([f.value for f in val])),)
-            elif kind == "lit" and assignment and p.quoted == "none":
-                val = _tilde(val[0], blank)
+            if p.kind == "literal":
+                val = (_literal_part(p),)
+                if assignment and p.quoted == "none" and "~" in p.value:
+                    val = _tilde(val[0], blank)
+            else:
+                kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
+                    p, st, own, in_dq or p.quoted == "double")
+                if kind == "fields":
+                    val = (Part(join_values([f.value for f in val])),)
             parts.extend(val)
             blank = blank and _blank(val)
         if acc_fed:
@@ -1191,7 +1226,8 @@ class Interpreter:
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
         out = self.expand_words(w, st, array)
-        if ("nullglob" in st.options or "failglob" in st.options) and "noglob" not in st.options:
+        opts = st.options  # most scripts set none of these: one test of the empty set
+        if opts and ("nullglob" in opts or "failglob" in opts) and "noglob" not in opts:
             # a pattern that matches no file: nullglob drops the word, failglob fails the
             # command; which files match is only known at run time
             unquoted = [p for p in w.pieces if p.quoted == "none"]
@@ -1205,25 +1241,30 @@ class Interpreter:
 
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
-        if len(pieces) == 1 and pieces[0].kind == "literal" and pieces[0].quoted == "none" \
-                and "{" in pieces[0].text:
-            words = braces.expand(pieces[0].text)  # `k={a,b}`: bash makes two words of it
-            if words is None:
-                return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))], w.span,
-                              array=array, passthrough=f"{_short(w.text)} brace-expands to "
-                                                       "many words")]
-            if len(words) > 1:
-                return [Field([Part(x)], w.span, array=array) for x in words]
-        if len(pieces) == 1 and pieces[0].kind == "literal" and "~" not in pieces[0].value:
-            p = pieces[0]  # the common case: one literal word, nothing to expand or split
-            src = p.span.start if p.text == p.value else (
-                p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-            return [Field([Part(p.value, src)], w.span, array=array)]
         acc: list = []
-        if len(pieces) == 1 and pieces[0].kind == "variable" and pieces[0].quoted == "double":
-            kind, val = self.piece(pieces[0], st, acc, True)
-            if kind == "fields":
-                return val
+        first = None  # the expansion of a lone `"$X"` when expanding it again would repeat it
+        if len(pieces) == 1:
+            p = pieces[0]
+            if p.kind == "literal":
+                if p.quoted == "none" and "{" in p.text:
+                    words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
+                    if words is None:
+                        return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
+                                      w.span, array=array, passthrough=f"{_short(w.text)} "
+                                                                       "brace-expands to many words")]
+                    if len(words) > 1:
+                        return [Field([Part(x)], w.span, array=array) for x in words]
+                if "~" not in p.value:
+                    # the common case: one literal word, nothing to expand or split
+                    return [Field([_literal_part(p)], w.span, array)]
+            elif p.kind == "variable" and p.quoted == "double":
+                first = self.var_parts(p, st, acc, True)
+                if first[0] == "fields":
+                    return first[1]
+                if _assigns(p):
+                    # the loop below expands it again, as it always has: `"${X:=d}"` then
+                    # reads the X it set (and the word is fed by that assignment)
+                    first = None
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
@@ -1255,10 +1296,15 @@ class Interpreter:
             return None
 
         for k, p in enumerate(pieces):
-            kind, val = self.piece(p, st, acc, p.quoted == "double")
-            if kind == "lit":
-                add(_tilde(val[0], blank) if p.quoted == "none" else val)
+            if p.kind == "literal":  # without `piece`: half the pieces of the words here
+                part = _literal_part(p)
+                add(_tilde(part, blank) if p.quoted == "none" and "~" in p.value else (part,))
                 continue
+            if first is not None:
+                kind, val = first
+            else:
+                kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
+                    p, st, acc, p.quoted == "double")
             if kind == "fields":
                 fields = val
                 unquoted = p.quoted == "none"
@@ -1279,7 +1325,7 @@ class Interpreter:
                 if not fields:
                     continue
                 if cur is None and k == len(pieces) - 1:
-                    out.extend(fields)
+                    out.extend(f.copy() for f in fields)  # the loop after sets their feeding
                     continue
                 for i, f in enumerate(fields):
                     if i:
@@ -1292,6 +1338,13 @@ class Interpreter:
                 continue
             value = parts_value(val)
             ifs = self.ifs_split(st)
+            if ifs is _IFS_SPLIT and len(val) == 1 and isinstance(value, str) \
+                    and not _IFS_SPLIT.search(value):
+                # most unquoted `$X`: one known text without blanks, the one word the split
+                # below would make of it (an empty one makes none)
+                if value:
+                    add(val, globbed(value, p.text))
+                continue
             if isinstance(value, Unknown) and (isinstance(ifs, Unknown) or not any(
                     isinstance(x.value, str) and ifs.search(x.value) for x in val)):
                 if cur is None and len(pieces) == 1:
@@ -1368,8 +1421,7 @@ class _ArithLookup:
         if self.budget < 0:  # `A=B+B+…`, `B=C+C+…`: exponential in the nesting depth
             raise arith.ArithUnknown("too many variable references")
         interp, st = self.interp, self.state
-        fake = Piece(kind="variable", span=self.span, text=name, name=name)
-        interp.record_use(fake, st, False)
+        interp.record_use(name, self.span, st, False)
         v = st.vars.get(name)
         self.acc.append((name, v.fed_by if v is not None else ()))
         val = interp.lookup_value(name, st)
@@ -1411,6 +1463,14 @@ def _keys_value(keys):
     return keys if isinstance(keys, Unknown) else {k: parts_value(v) for k, v in keys.items()}
 
 
+def _subscripted(elements) -> bool:
+    """Some element is `[i]=v`. A loop, not any(…) over a generator: every array asks."""
+    for w in elements:
+        if w.text.startswith("["):
+            return True
+    return False
+
+
 def _in_written_order(elements) -> bool:
     """Every element is `[i]=v` with i counting 0, 1, 2… (the written order)."""
     keys = [_SUBSCRIPT.match(w.text) for w in elements]
@@ -1432,7 +1492,10 @@ def _operand_kind(p: Piece) -> str:
     """"quoted" when the word of `${X:-word}` is all quoted (`${L:-"['a', 'b']"}`): bash does not
     split it even where the expansion itself is unquoted; else "parts"."""
     pieces = p.argument.pieces if p.argument is not None else ()
-    return "quoted" if pieces and all(q.quoted != "none" for q in pieces) else "parts"
+    for q in pieces:  # a loop, not all(…): every `${X:-word}` asks
+        if q.quoted == "none":
+            return "parts"
+    return "quoted" if pieces else "parts"
 
 
 def guard_test(c: Command) -> tuple[str, str] | None:
@@ -1468,13 +1531,58 @@ def _narrow(cond, st: State, holds: bool) -> None:
             fed_by=(cond.span,))
 
 
+class _Label:
+    """A way through a branch, named for a merge note when one needs it: most merges and untaken
+    branches need none, and a name looks up its branch's line (the script's line index)."""
+
+    __slots__ = ("make", "args", "text")
+
+    def __init__(self, make, *args) -> None:
+        self.make, self.args, self.text = make, args, None
+
+    def __str__(self) -> str:
+        if self.text is None:
+            self.text = self.make(*self.args)
+        return self.text
+
+
 def _branch_label(b) -> str:
     return ("the else branch" if b.kind == "else"
             else f"the `{b.condition.text}` branch (line {b.span.line})")
 
 
+def _later_label(s: If, k: int) -> str:
+    """The ways through `s` past its branch k."""
+    return " / ".join(_branch_label(o) for o in s.branches[k + 1:]) or "no branch"
+
+
+def _loop_label(s: Loop) -> str:
+    return f"the loop at line {s.span.line}"
+
+
+_ASSIGNING_OPS = frozenset({":=", "=", ":?", "?"})  # `${X:=d}` sets X, `${X:?}` marks it set
+
+
+def _assigns(p: Piece) -> bool:
+    """Whether expanding `p` changes the state (the variables or the recorded uses): else a
+    second expansion in the same state repeats the first."""
+    return p.operator in _ASSIGNING_OPS or p.argument is not None and any(
+        q.operator in _ASSIGNING_OPS for q in p.argument.expansions())
+
+
 def _blank(parts) -> bool:
-    return all(p.value == "" for p in parts)
+    for p in parts:  # a loop, not all(…): called for every piece of every word
+        if p.value != "":
+            return False
+    return True
+
+
+def _literal_part(p: Piece) -> Part:
+    """A literal piece's text, with where it sits in the script when it is there verbatim
+    (unquoted and unescaped, or the inside of single quotes)."""
+    src = p.span.start if p.text == p.value else (
+        p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
+    return Part(p.value, src)
 
 
 def _assign_state(st: State, other: State) -> None:

@@ -12,7 +12,7 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field, Part, parts_value
+from verl_lint.evaluate.values import Field, Part, parts_value, positional
 from verl_lint.shell.model import Command
 from verl_lint.source import Span
 
@@ -29,6 +29,7 @@ _HYDRA_FLAGS_WITH_ARG = frozenset({"--cfg", "-c", "--package", "-p", "--experime
 _CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
 
 SpanFn = Callable[[int, int], "Span | None"]
+_new_override = positional(Override)  # one an override word: see `positional`
 
 
 def _base(v) -> str | None:
@@ -46,7 +47,7 @@ def is_verl_script(path: str) -> bool:
 
 
 def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch | None:
-    vals = [f.value if f.passthrough is None else None for f in fields]
+    vals = [parts_value(f.parts) if f.passthrough is None else None for f in fields]  # f.value
     # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
     leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
              for v, f in zip(vals, fields)]
@@ -311,28 +312,44 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
     value = None
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
+    key_span, value_span = _spans(f, len(prefix), len(key_text), eq, isinstance(value, str),
+                                  span_fn)
+    # Override(prefix=, key=, value=, text=, span=, key_span=, value_span=, array=, fed_by=,
+    #          variables=)
+    return _new_override(prefix, key, value, text, f.span, key_span, value_span, f.array,
+                         f.fed_by, f.variables)
+
+
+def _spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
+    """(key_span, value_span) of an override word: the key's characters [a, b) where they sit
+    in the script (else the word's span), and where the value starts after the `=` at `eq`
+    (-1: none) when the value is known and the rest of the word is script text (else None)."""
     span = f.span
-    part = f.parts[0] if len(f.parts) == 1 else None
-    if part is not None and part.src is not None and part.value is text \
-            and isinstance(text, str) and text.isascii() and span.start <= part.src \
-            and part.src + len(text) <= span.end:
-        # most overrides: one word, verbatim in the script (`key=value`, `'key=value'`)
-        src = part.src
-        key_span = span_fn(src + len(prefix), src + len(key_text))
-        value_span = span_fn(src + eq + 1, span.end) if eq >= 0 else None
-        return Override(prefix=prefix, key=key, value=value, text=text, span=span,
-                        key_span=key_span or span, value_span=value_span, array=f.array,
-                        fed_by=f.fed_by, variables=f.variables)
-    r = _sub_range(f, len(prefix), len(key_text))
+    parts = f.parts
+    head = parts[0] if parts else None
+    src = head.src if head is not None else None
+    end = b + (eq >= 0)  # the key and its `=` (eq == b when there is one)
+    if src is not None and type(head.value) is str and len(head.value) >= end \
+            and head.value.isascii() and span.start <= src and src + end <= span.end:
+        # most overrides: the key and its `=` sit verbatim in the word's first part (`k=v`,
+        # `k=$V`), where the walks of `_walked_spans` stop, with the same ranges
+        value_span = None
+        if eq >= 0 and value_known and (len(parts) == 1 or None not in [q.src for q in parts[1:]]):
+            value_span = span_fn(src + eq + 1, span.end)
+        return span_fn(src + a, src + b) or span, value_span
+    return _walked_spans(f, a, b, eq, value_known, span_fn)
+
+
+def _walked_spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
+    """`_spans` by walking the parts (any word)."""
+    r = _sub_range(f, a, b)
     key_span = (span_fn(*r) if r is not None else None) or f.span
     value_span = None
-    if eq >= 0 and isinstance(value, str):
+    if eq >= 0 and value_known:
         r = _sub_range(f, eq, eq + 1, literal_tail=True)  # the `=`: the value follows it
         if r is not None:
             value_span = span_fn(r[1], f.span.end)
-    return Override(prefix=prefix, key=key, value=value, text=text, span=f.span,
-                    key_span=key_span, value_span=value_span, array=f.array, fed_by=f.fed_by,
-                    variables=f.variables)
+    return key_span, value_span
 
 
 def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
@@ -340,12 +357,6 @@ def _sub_range(f: Field, a: int, b: int, literal_tail: bool = False):
     the field's word; with `literal_tail`, also require every later part to be script literal."""
     parts = f.parts
     span = f.span
-    if len(parts) == 1 and parts[0].src is not None:  # most overrides: one verbatim word
-        v = parts[0].value
-        if isinstance(v, str) and b <= len(v) and v.isascii():
-            start = parts[0].src + a
-            end = start + b - a
-            return (start, end) if span.start <= start and end <= span.end else None
     pos = 0
     for idx, p in enumerate(parts):
         v = p.value

@@ -53,8 +53,10 @@ def device_branches(model: ScriptModel) -> tuple[str | None, list[str]]:
                     if is_device_test(c.variable, [c.operand]):
                         found.setdefault(c.variable, []).append(c.operand)
     for a in model.assignments:
-        if a.value is not None and any(p.kind == "command" and Interpreter.is_device_probe(
-                p.body or "") for p in a.value.expansions()):
+        # a probe's body is part of the value's raw text: most values lack "npu" or "gpu"
+        if a.value is not None and "npu" in a.value.text and "gpu" in a.value.text and any(
+                p.kind == "command" and Interpreter.is_device_probe(p.body or "")
+                for p in a.value.expansions()):
             found.setdefault(a.name, []).extend(["gpu", "npu"])
     if not found:
         return None, []

@@ -19,14 +19,17 @@ SpanOf = Callable[[int, int], Span]
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN = re.compile(rb"[^\\'\"$`<>\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
 # The common shapes of a word, one regex match per piece (see `WordLexer.fast_pieces`):
-# 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} | 8 opening "
+# 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} |
+# 8,9,10 ${X:-v} (a default, `-`/`=`/`+`/`?` with or without `:`, that is one plain literal:
+# `${MODEL:-Qwen/Qwen2.5-7B}`, a third of the expansions in verl's scripts) | 11 opening "
 _NAME_RE = rb"([A-Za-z_][A-Za-z0-9_]*)"
 _FAST_EXPANSIONS = (rb"\$\{" + _NAME_RE + rb"\}|\$" + _NAME_RE + rb"|\$([0-9@*#])|\$\{" + _NAME_RE
-                    + rb"\[([@*])\]\}")
+                    + rb"\[([@*])\]\}|\$\{" + _NAME_RE + rb"(:?[-=+?])([^\\'\"$`<>}\x80-\xff]+)\}")
 _FAST = re.compile(rb"([^\\'\"$`<>\x80-\xff]+)|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + rb'|(")')
-# inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7 closing "
+# inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7,8,9 ${X:-v} | 10 closing "
 _FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
 _DIGITS = re.compile(rb"[0-9]+")
+_UTF8 = re.compile(rb"[\x80-\xff]")
 _SPECIAL = b"@*#?$!-"
 # longest operators first
 _OPS = (b":-", b":=", b":+", b":?", b"##", b"%%", b"//", b"/#", b"/%", b"^^", b",,",
@@ -234,29 +237,28 @@ class WordLexer:
     def __init__(self, data: bytes, span_of: SpanOf) -> None:
         self.data = data
         self.span_of = span_of
-        # ASCII documents (nearly all scripts): byte offsets are str offsets, no decoding
-        self.ascii_text = data.decode("ascii") if data.isascii() else None
+        # character i is byte i, read only for ASCII words: the document as ASCII, or as Latin-1
+        # when it holds UTF-8 (half of verl's scripts, in comments): no word is decoded alone
+        self.ascii = data.isascii()
+        self.chars = data.decode("latin-1")
 
     def word(self, start: int, end: int, mode: str = "none") -> Word:
         """`mode`: "none" (a normal word), "double" (inside "…", e.g. a default of a quoted
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
-        text, base = self.ascii_text, 0
-        if text is None and start < end:
-            chunk = self.data[start:end]  # an ASCII word in a document that is not
-            if chunk.isascii():
-                text, base = chunk.decode("ascii"), start
-        if text is not None and start < end:
-            if _PLAIN.fullmatch(self.data, start, end):
+        data = self.data
+        if start < end:
+            if _PLAIN.fullmatch(data, start, end):  # ASCII, one literal
                 span = self.span_of(start, end)
-                raw = text[start - base:end - base]
+                raw = self.chars[start:end]
                 piece = Piece(kind="literal", span=span, text=raw,
                               quoted="none" if mode == "none" else "double", value=raw)
                 return Word(span=span, text=raw, pieces=(piece,))
-            if mode == "none":
-                pieces = self.fast_pieces(start, end, text, base)
+            if mode == "none" and (self.ascii or _UTF8.search(data, start, end) is None):
+                chars = self.chars
+                pieces = self.fast_pieces(start, end, chars)
                 if pieces is not None:
-                    return Word(span=self.span_of(start, end),
-                                text=text[start - base:end - base], pieces=tuple(pieces))
+                    return Word(span=self.span_of(start, end), text=chars[start:end],
+                                pieces=tuple(pieces))
         pieces = self.pieces(start, end, mode)
         return Word(span=self.span_of(start, end),
                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
@@ -277,26 +279,24 @@ class WordLexer:
             m = (_FAST if quoted == "none" else _FAST_DQ).match(data, pos, end)
             if m is None:
                 if data[pos:pos + 2] in (b"${", b"$("):
-                    # `${X:-default}`, `$(cmd)`, `$((…))`: as `pieces` takes them (one in six
-                    # words of verl's scripts, which the general lexer took ten times longer)
+                    # `${X:-$(cmd)}`, `$(cmd)`, `$((…))`: as `pieces` takes them (the general
+                    # lexer took ten times longer)
                     j = skip_dollar(data, pos, end, quoted != "none")
                     out.append(self.expansion(pos, j, quoted))
                     pos = j
                     continue
                 return None
             g = m.lastindex
-            if quoted == "double":
-                g = g + 1 if g > 1 else g  # align with _FAST's groups (no '…' inside "…")
-            a, b = m.span(m.lastindex)
+            a, b = m.span(g)
+            if g > 1 and quoted == "double":
+                g += 1  # align with _FAST's groups (no '…' inside "…")
+            ve = m.end()
+            # the groups by how often they come in verl's scripts
             if g == 1:
                 raw = text[a - base:b - base]
                 out.append(Piece(kind="literal", span=span_of(a, b), text=raw,
                                  quoted=quoted, value=raw))
-            elif g == 2:
-                out.append(Piece(kind="literal", span=span_of(pos, m.end()),
-                                 text=text[pos - base:m.end() - base], quoted="single",
-                                 value=text[a - base:b - base]))
-            elif g == 8:  # a double quote
+            elif g == 11:  # a double quote
                 if quoted == "none":
                     quoted, opened = "double", len(out)
                 else:
@@ -304,8 +304,7 @@ class WordLexer:
                         out.append(Piece(kind="literal", span=span_of(pos - 1, pos + 1),
                                          text='""', quoted="double", value=""))
                     quoted = "none"
-            else:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
-                ve = m.end()
+            elif g < 8 and g != 2:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
                 if g == 7:
                     name, index = text[m.start(6 - (quoted == "double")) - base:
                                        m.end(6 - (quoted == "double")) - base], text[a - base]
@@ -313,8 +312,20 @@ class WordLexer:
                     name, index = text[a - base:b - base], None
                 out.append(Piece(kind="variable", span=span_of(pos, ve),
                                  text=text[pos - base:ve - base], quoted=quoted, name=name,
-                                 index=index, braced=g in (3, 7)))
-            pos = m.end()
+                                 index=index, braced=g == 3 or g == 7))
+            elif g == 10:  # ${X:-v}: `braced`'s piece, its argument lexed as `braced` does
+                d = quoted == "double"
+                out.append(Piece(kind="variable", span=span_of(pos, ve),
+                                 text=text[pos - base:ve - base], quoted=quoted,
+                                 name=text[m.start(8 - d) - base:m.end(8 - d) - base],
+                                 operator=text[m.start(9 - d) - base:m.end(9 - d) - base],
+                                 argument=self.word(a, b, "double" if d else "none"),
+                                 braced=True))
+            else:  # 2 '…'
+                out.append(Piece(kind="literal", span=span_of(pos, ve),
+                                 text=text[pos - base:ve - base], quoted="single",
+                                 value=text[a - base:b - base]))
+            pos = ve
         return None if quoted != "none" else out
 
     def pieces(self, start: int, end: int, mode: str) -> list[Piece]:

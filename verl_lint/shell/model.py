@@ -176,7 +176,10 @@ class Assignment(_Node):
 
     @property
     def exported(self) -> bool:
-        return self.declared_by == "export" or any("x" in f for f in self.flags if f.startswith("-"))
+        if self.declared_by == "export":
+            return True
+        # most assignments have no flags: no generator to start (the interpreter asks each one)
+        return bool(self.flags) and any("x" in f for f in self.flags if f.startswith("-"))
 
 
 @record
@@ -385,8 +388,9 @@ class ScriptModel:
                 stack.pop()
                 continue
             out.append(s)
-            kids = children(s)
-            for group in reversed(kids):
+            if type(s) in _LEAVES:  # most statements: no `children` call to learn it
+                continue
+            for group in reversed(children(s)):
                 stack.append(iter(group))
         return tuple(out)
 
@@ -444,6 +448,10 @@ class ScriptModel:
         starts, spans = self._targets
         i = bisect_left(starts, offset)
         return spans[i] if i < len(spans) else None
+
+
+# the statements that hold no statements (`children` gives them none)
+_LEAVES = frozenset({Assignment, Unset, SetOptions, Command, Other})
 
 
 def words_of(s) -> Iterator[Word]:

@@ -28,7 +28,7 @@ from verl_lint.shell.model import (
     Group, Heredoc, If, IfBranch, Loop, Other, ParseError, Piece, Pipeline, Redirect,
     ScriptModel, SetOptions, Unset, Word,
 )
-from verl_lint.source import SourceText, Span
+from verl_lint.source import SourceText, Span, SpanFactory
 
 _SET_LETTERS = {"e": "errexit", "u": "nounset", "x": "xtrace", "v": "verbose", "f": "noglob",
                 "a": "allexport", "C": "noclobber", "n": "noexec", "h": "hashall",
@@ -42,10 +42,27 @@ _DECLARERS = ("export", "local", "declare", "typeset", "readonly")
 @lru_cache(maxsize=1)
 def _parser():
     """One tree-sitter Parser per process."""
-    import tree_sitter_bash
     from tree_sitter import Language, Parser
 
-    return Parser(Language(tree_sitter_bash.language()))
+    return Parser(Language(_bash_grammar()))
+
+
+def _bash_grammar():
+    """tree-sitter-bash's grammar, from its compiled module loaded alone: the package's
+    `__init__` imports `importlib.resources` (3–8 ms of CPU, the costliest import of a one-file
+    run) for the query files verl-lint never reads."""
+    import importlib.machinery
+    import importlib.util
+
+    try:
+        package = importlib.util.find_spec("tree_sitter_bash")
+        spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash._binding",
+                                                        package.submodule_search_locations)
+        binding = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(binding)
+    except Exception:  # laid out otherwise (a frozen app, another version): the plain import
+        import tree_sitter_bash as binding
+    return binding.language()
 
 
 def _parse(parser, data: bytes):
@@ -304,21 +321,6 @@ def _mask_dollar(data: bytes, out: bytearray, i: int, end: int, dq: bool) -> int
 # building the model
 
 
-class SpanFactory:
-    """`span(start, end)` for one document: lazy spans, one object per range."""
-
-    def __init__(self, source: SourceText) -> None:
-        self.lazy_span = source.lazy_span
-        self.cache: dict[int, Span] = {}
-
-    def __call__(self, start: int, end: int) -> Span:
-        key = start << 32 | end  # an int key: no tuple to build and hash
-        hit = self.cache.get(key)
-        if hit is None:
-            hit = self.cache[key] = self.lazy_span(start, end)
-        return hit
-
-
 class _Ctx:
     __slots__ = ("path", "function", "conditional")
 
@@ -341,6 +343,7 @@ class _Builder:
         self.data = data = source.data
         self.span = SpanFactory(source)
         self.lexer = WordLexer(data, self.span)
+        self.ascii_text = self.lexer.chars if self.lexer.ascii else None
         self.comments: list[Comment] = []
         self.heredocs: list[Heredoc] = []
         self.next_id = 0
@@ -349,24 +352,25 @@ class _Builder:
         return self.span(node.start_byte, node.end_byte)
 
     def text(self, node) -> str:
+        if self.ascii_text is not None:
+            return self.ascii_text[node.start_byte:node.end_byte]
         return _dec(self.data[node.start_byte:node.end_byte])
-
-    def nid(self) -> int:
-        self.next_id += 1
-        return self.next_id - 1
 
     def common(self, node, ctx: _Ctx, background: bool = False, start: int | None = None,
                end: int | None = None) -> dict:
         s = node.start_byte if start is None else start
         e = node.end_byte if end is None else end
-        return {"id": self.nid(), "span": self.span(s, e), "path": ctx.path,
+        self.next_id = nid = self.next_id + 1
+        return {"id": nid - 1, "span": self.span(s, e), "path": ctx.path,
                 "function": ctx.function, "conditional": ctx.conditional,
                 "background": background}
 
     # -- statement lists ----------------------------------------------------------------------
     def stmts(self, nodes, ctx: _Ctx) -> list:
         out: list = []
-        nodes = list(nodes)
+        if not isinstance(nodes, list):
+            nodes = list(nodes)
+        last = len(nodes) - 1
         for k, node in enumerate(nodes):
             t = node.type
             if t == "comment":
@@ -374,8 +378,12 @@ class _Builder:
                 continue
             if not node.is_named:
                 continue
-            bg = k + 1 < len(nodes) and nodes[k + 1].type == "&"
-            out.extend(self.stmt(node, ctx, bg))
+            bg = k < last and nodes[k + 1].type == "&"
+            handler = _HANDLERS.get(t)
+            if handler is not None:
+                out.extend(handler(self, node, ctx, bg))
+            else:
+                out.append(self.other(node, ctx, bg))
         return out
 
     def comment(self, node) -> None:
@@ -383,14 +391,16 @@ class _Builder:
 
     def stmt(self, node, ctx: _Ctx, bg: bool = False) -> list:
         t = node.type
-        handler = getattr(self, "s_" + t, None)
+        handler = _HANDLERS.get(t)
         if handler is not None:
-            return handler(node, ctx, bg)
+            return handler(self, node, ctx, bg)
         if t == "comment":
             self.comment(node)
             return []
-        return [Other(text=self.text(node),
-                      **self.common(node, ctx, bg))]
+        return [self.other(node, ctx, bg)]
+
+    def other(self, node, ctx: _Ctx, bg: bool) -> Other:
+        return Other(text=self.text(node), **self.common(node, ctx, bg))
 
     # simple statements ------------------------------------------------------------------------
     def s_command(self, node, ctx: _Ctx, bg: bool, redirects=(), heredocs=(), end=None) -> list:
@@ -434,7 +444,7 @@ class _Builder:
             return out
         if prev_end is not None:
             words.extend(self._trailing_escaped_blanks(prev_end))
-        ws = tuple(self.lexer.word(a, b) for a, b in words)
+        ws = tuple([self.lexer.word(a, b) for a, b in words])
         name = ws[0].literal
         common = self.common(node, ctx, bg, start=start, end=end)
         if name == "set" and not prefix:
@@ -546,6 +556,7 @@ class _Builder:
 
     def array(self, node) -> ArrayLiteral:
         elems: list[list[int]] = []
+        data = self.data
         prev_end = None
         blanks = self._may_hold_escaped_blank(node)
         for ch in node.children:
@@ -555,9 +566,9 @@ class _Builder:
             if ch.type == "comment":
                 self.comment(ch)
             elif ch.is_named:
-                _add_to_words(elems, ch, self.data)
-        return ArrayLiteral(span=self.nspan(node),
-                            elements=tuple(self.lexer.word(a, b) for a, b in elems))
+                _add_to_words(elems, ch, data)
+        word = self.lexer.word
+        return ArrayLiteral(span=self.nspan(node), elements=tuple([word(a, b) for a, b in elems]))
 
     def s_declaration_command(self, node, ctx: _Ctx, bg: bool) -> list:
         kw = self.text(node.children[0])
@@ -693,8 +704,7 @@ class _Builder:
 
     def s_compound_statement(self, node, ctx: _Ctx, bg: bool) -> list:
         if node.children and node.children[0].type == "((":
-            return [Other(text=self.text(node),
-                          **self.common(node, ctx, bg))]
+            return [self.other(node, ctx, bg)]
         common = self.common(node, ctx, bg)
         return [Group(subshell=False,
                       body=tuple(self.stmts(node.children, ctx)), **common)]
@@ -756,7 +766,7 @@ class _Builder:
             else:
                 body_nodes.append(ch)
         return CaseItem(span=self.nspan(node),
-                        patterns=tuple(self.lexer.word(a, b) for a, b in patterns),
+                        patterns=tuple([self.lexer.word(a, b) for a, b in patterns]),
                         body=tuple(self.stmts(body_nodes, ctx)), terminator=terminator)
 
     def s_if_statement(self, node, ctx: _Ctx, bg: bool) -> list:
@@ -851,7 +861,7 @@ class _Builder:
                 self.comment(ch)
             elif ch.is_named and items is not None:
                 _add_to_words(items, ch, self.data)
-        words = None if items is None else tuple(self.lexer.word(a, b) for a, b in items)
+        words = None if items is None else tuple([self.lexer.word(a, b) for a, b in items])
         return [Loop(loop="select" if kw == "select" else "for",
                      variable=variable, items=words, body=body, **common)]
 
@@ -886,7 +896,7 @@ class _Builder:
         (so their expansions are seen like any command's)."""
         ranges: list[list[int]] = []
         self._test_ranges(node, ranges)
-        words = tuple(self.lexer.word(a, b) for a, b in ranges)
+        words = tuple([self.lexer.word(a, b) for a, b in ranges])
         return [Command(words=words, **self.common(node, ctx, bg))]
 
     def _test_ranges(self, node, ranges: list[list[int]]) -> None:
@@ -960,17 +970,20 @@ def _add_to_words(ranges: list[list[int]], node, data: bytes) -> None:
     last range ends continues that word (tree-sitter-bash splits some words into nodes), and so
     does one after a `\\`-newline with no blank before it (`path=/models/\\⏎Qwen2.5-7B`)."""
     start = node.start_byte
-    if ranges and _touching(data, ranges[-1][1], start):
-        ranges[-1][1] = node.end_byte
-    else:
-        ranges.append([start, node.end_byte])
+    if ranges:
+        last = ranges[-1]
+        if start - last[1] < 4 and _touching(data, last[1], start):  # `\\⏎` is at most 3 bytes
+            last[1] = node.end_byte
+            return
+    ranges.append([start, node.end_byte])
 
 
 _TEST_EXPRESSIONS = frozenset({"binary_expression", "unary_expression",
                                "parenthesized_expression", "negated_expression",
                                "postfix_expression", "ternary_expression"})
-_STATEMENT_TYPES = frozenset(
-    name[2:] for name in dir(_Builder) if name.startswith("s_") and name != "s_ERROR")
+# node type → the `_Builder` method that builds its statements
+_HANDLERS = {name[2:]: getattr(_Builder, name) for name in dir(_Builder) if name.startswith("s_")}
+_STATEMENT_TYPES = frozenset(_HANDLERS) - {"ERROR"}
 
 
 def _single_variable(w: Word) -> str | None:

@@ -299,6 +299,7 @@ class _Analyzer:
 
     def run(self) -> LaunchAnalysis:
         groups, values = [], []
+        group_names = self.release.group_names(self.entry)  # (`is_group` once per launch)
         for ov in self.launch.overrides:
             parsed = self._parse(ov)
             if parsed is None:
@@ -306,7 +307,7 @@ class _Analyzer:
             key = parsed.key
             if key == "hydra" or key.startswith(("hydra.", "hydra/")):
                 continue  # Hydra's own settings (run dir, logging): not verl's config
-            if self.release.is_group(self.entry, key) and not isinstance(parsed.value, dict):
+            if key in group_names and not isinstance(parsed.value, dict):
                 groups.append((ov, parsed))
             elif "." not in key and isinstance(parsed.value, str) and \
                     _extra_config_dirs(self.launch, self.entry):
@@ -429,13 +430,13 @@ class _Analyzer:
 
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
         parts = tuple(p.key.split("."))
-        existed = hs.lookup(state.root, parts) is not hs.ABSENT
         try:
-            hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
+            existed = hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
             self._rejected(state, ov, p, rej)
             return
         except hs.Unmodeled:
+            existed = hs.lookup(state.root, parts) is not hs.ABSENT  # (the tree is unchanged)
             if p.prefix != "~":
                 try:
                     state.set(parts, p.value)
@@ -657,16 +658,27 @@ def _base_missing(base: dict) -> list[str]:
     """Keys that are `???` in a shared composed tree (computed once per tree)."""
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
-        hit = _MISSING_CACHE[id(base)] = (base, list(_missing(base, "")))
+        hit = _MISSING_CACHE[id(base)] = (base, _missing(base))
     return hit[1]
 
 
-def _missing(node: Any, prefix: str):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _missing(v, f"{prefix}.{k}" if prefix else k)
-    elif node == hs.MISSING:
-        yield prefix
+def _missing(tree: dict) -> list[str]:
+    """The `???` leaves of the dicts of `tree`, in order (one walk of a few thousand nodes for
+    each composed tree: a loop, no generator per dict)."""
+    out: list[str] = []
+    stack = [("", iter(tree.items()))]
+    while stack:
+        prefix, items = stack[-1]
+        for k, v in items:
+            path = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, dict):
+                stack.append((path, iter(v.items())))
+                break  # into it; this dict's iterator goes on after it
+            if v == hs.MISSING:
+                out.append(path)
+        else:
+            stack.pop()
+    return out
 
 
 def _is_free(annotation: str | None) -> bool:

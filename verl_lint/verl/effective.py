@@ -66,6 +66,18 @@ class EffectiveConfig:
             return narrow(tail)
         return [k for k in self._entries if k.endswith(tail)]
 
+    def composed_keys_ending(self, tail: str) -> list[str] | None:
+        """The keys ending in `tail` of the composed config the launch's overrides start from
+        (listed once for every launch composing it), None when that is not known."""
+        narrow = getattr(self._entries, "composed_keys_ending", None)
+        return narrow(tail) if narrow is not None else None
+
+    def plainly_has(self, key: str) -> bool:
+        """`key` is a key of this config reached through dicts only, to a value that is no
+        interpolation: every listing of the config has it. False says nothing."""
+        plain = getattr(self._entries, "plainly_has", None)
+        return plain is not None and plain(key)
+
     def keys(self, prefix: str = "") -> Iterator[str]:
         narrow = getattr(self._entries, "keys_with_prefix", None)  # lazy entries walk less
         if narrow is not None:

@@ -517,11 +517,15 @@ class Tree:
 
     def set(self, parts: tuple[str, ...], value: Any) -> None:
         """Set `parts` to value, creating/replacing intermediates with {} as OmegaConf.update."""
+        owned = self._owned
         self.root = parent = self._own(self.root)
         for k in parts[:-1]:
-            if type(parent) is dict:  # the common step, inline
+            if type(parent) is dict:  # the common step, inline: a dict into a dict
                 kk: Any = k
                 nxt = parent.get(k, ABSENT)
+                if type(nxt) is dict and id(nxt) in owned:
+                    parent = nxt  # copied by an earlier override already
+                    continue
             else:
                 kk = int(k) if isinstance(parent, list) else k
                 nxt = child(parent, k)
@@ -529,11 +533,11 @@ class Tree:
                 nxt = self._own(nxt)
             else:  # absent, or a value: an empty dict takes its place
                 nxt = {}
-                self._owned.add(id(nxt))
+                owned.add(id(nxt))
             parent[kk] = nxt
             parent = nxt
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
-        parent[last] = _fresh(value, self._owned)
+        parent[last] = _fresh(value, owned) if isinstance(value, (dict, list)) else value
 
     def merge(self, parts: tuple[str, ...], value: Any, struct: bool) -> None:
         dest = self._writable_path(parts)
@@ -587,7 +591,8 @@ def _merge_into(dest: Any, src: Any, struct: bool, at: tuple[str, ...], owned: s
 def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool) -> str:
     """Raise HydraReject if `OmegaConf.update` would fail; else say how it applies.
 
-    Returns "merge" (dict/list merged into an existing container) or "set"."""
+    Returns "merge" (dict/list merged into an existing container), "set" (an existing value
+    replaced) or "add" (the key was not there: `lookup` finds no value at `parts`)."""
     node: Any = tree.root
     for i, k in enumerate(parts[:-1]):
         nxt = node.get(k, ABSENT) if type(node) is dict else child(node, k)
@@ -596,7 +601,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             continue
         if not is_container(nxt):
             if force_add and not (nxt is ABSENT and isinstance(node, list)):
-                return "set"  # intermediates become {} and the rest is created
+                return "add"  # intermediates become {} and the rest is created
             # (a list does not grow: an index past its end fails even with '++')
             if is_opaque(nxt):
                 raise Unmodeled(".".join(parts))  # an Unknown might hold the rest
@@ -614,8 +619,10 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
     if isinstance(value, (dict, list)) and is_container(cur):
         _merge_into(_scratch(cur), value, not force_add, parts, set())
         return "merge"
-    if cur is ABSENT and (not force_add or isinstance(node, list)):
-        raise HydraReject("missing", f"Key '{last}' is not in struct", parts)
+    if cur is ABSENT:
+        if not force_add or isinstance(node, list):
+            raise HydraReject("missing", f"Key '{last}' is not in struct", parts)
+        return "add"
     return "set"
 
 
@@ -628,8 +635,9 @@ def _scratch(node: Any) -> Any:
     return node
 
 
-def apply(tree: Tree, p: Parsed) -> None:
-    """Apply one parsed value override like Hydra, or raise HydraReject (tree unchanged then)."""
+def apply(tree: Tree, p: Parsed) -> bool:
+    """Apply one parsed value override like Hydra, or raise HydraReject (tree unchanged then,
+    as for Unmodeled). Returns whether a value was at the key before (False for `~`)."""
     parts = tuple(p.key.split("."))
     if p.prefix == "~":
         current = hydra_select(tree.root, parts)
@@ -650,7 +658,7 @@ def apply(tree: Tree, p: Parsed) -> None:
         if not isinstance(owner, dict):
             raise Unmodeled(p.key)  # the parent is reached through an interpolation
         tree.delete(parts)
-        return
+        return False
     if p.prefix == "+":
         current = hydra_select(tree.root, parts)
         if current is ABSENT or is_opaque(current) or (current is not None and
@@ -664,6 +672,7 @@ def apply(tree: Tree, p: Parsed) -> None:
         tree.merge(parts, p.value, struct=p.prefix == "")
     else:
         tree.set(parts, p.value)
+    return how != "add"
 
 
 class Unmodeled(Exception):

@@ -105,8 +105,11 @@ class VerlRelease:
         return None
 
     def is_group(self, entry: EntryPoint, name: str) -> bool:
-        return name.startswith("hydra/") or name == "hydra" or \
-            name in self._group_names(entry.config_dir, tuple(entry.search))
+        return name.startswith("hydra/") or name == "hydra" or name in self.group_names(entry)
+
+    def group_names(self, entry: EntryPoint) -> frozenset[str]:
+        """The config groups the entry point composes from (Hydra's own `hydra/…` aside)."""
+        return self._group_names(entry.config_dir, tuple(entry.search))
 
     @lru_cache(maxsize=None)
     def _group_names(self, config_dir: str, search: tuple[str, ...]) -> frozenset[str]:

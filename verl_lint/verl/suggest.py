@@ -6,14 +6,15 @@ from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
 NO_VALUE: Any = object()
-# id(tree) -> (tree, its paths, {leaf name: the paths ending in it}) of a shared tree
-_paths_cache: dict[int, tuple[Any, list[str], dict[str, list[str]]]] = {}
+# id(tree) -> (tree, {leaf name: the paths ending in it}, its paths and names indexed) of a
+# shared tree
+_paths_cache: dict[int, tuple[Any, dict[str, list[str]], "_NameIndex"]] = {}
 # (id(tree), key, limit) -> (tree, suggestions): a typo copied into many scripts of a repository
 # is ranked once per release
 _closest_cache: dict[tuple[int, str, int], tuple[Any, list[str]]] = {}
 
 
-def _indexed(tree: dict) -> tuple[Any, list[str], dict[str, list[str]]]:
+def _indexed(tree: dict) -> tuple[Any, dict[str, list[str]], "_NameIndex"]:
     hit = _paths_cache.get(id(tree))
     if hit is not None and hit[0] is tree:
         return hit
@@ -29,8 +30,61 @@ def _indexed(tree: dict) -> tuple[Any, list[str], dict[str, list[str]]]:
                 walk(v, path)
 
     walk(tree, "")
-    hit = _paths_cache[id(tree)] = (tree, out, by_leaf)
+    hit = _paths_cache[id(tree)] = (tree, by_leaf, _NameIndex(out, by_leaf))
     return hit
+
+
+class _NameIndex:
+    """A tree's paths as a set, and its leaf names by length, acronym and word, to find the few
+    that can score 0.8 with a name (`near`) without scoring the few hundred others."""
+
+    def __init__(self, paths: list[str], names: Iterable[str]) -> None:
+        self.paths = frozenset(paths)
+        self.by_length: dict[int, list[tuple[str, int]]] = {}  # (name, its letters' mask)
+        self.by_acronym: dict[str, set[str]] = {}
+        self.by_word: dict[str, set[str]] = {}
+        for name in names:
+            self.by_length.setdefault(len(name), []).append((name, _mask(name)))
+            if "_" not in name:
+                continue  # one word: its acronym is a letter, and no word of it can be dropped
+            self.by_acronym.setdefault(_acronym(name), set()).add(name)
+            for word in name.split("_"):
+                self.by_word.setdefault(word, set()).add(name)
+
+    def near(self, a: str) -> set[str]:
+        """A superset of the names `leaf_similarity(a, name) >= 0.8` holds for: the spelling
+        ratio needs difflib's length bound and the letters in common for its quick ratio (a
+        letter one name lacks takes at least one of the other's away), the acronym score an
+        acronym, and the dropped-word score a word in common (every word of the shorter name
+        is one of the longer's)."""
+        out = {a, _acronym(a)}
+        la, ma = len(a), _mask(a)
+        for length, named in self.by_length.items():
+            total = la + length
+            if 2.0 * min(la, length) / total < 0.8:  # as `leaf_similarity`
+                continue
+            for name, mb in named:
+                common = min(la - (ma & ~mb).bit_count(), length - (mb & ~ma).bit_count())
+                if 2.0 * common / total >= 0.8:
+                    out.add(name)
+        out |= self.by_acronym.get(a, set())
+        for word in set(a.split("_")):
+            out |= self.by_word.get(word, set())
+        return out
+
+
+_BITS: dict[str, int] = {}  # a bit per character seen in a key name
+
+
+def _mask(name: str) -> int:
+    """The set of `name`'s characters, as bits."""
+    mask = 0
+    for ch in name:
+        bit = _BITS.get(ch)
+        if bit is None:
+            bit = _BITS[ch] = 1 << len(_BITS)
+        mask |= bit
+    return mask
 
 
 def _acronym(name: str) -> str:
@@ -138,8 +192,8 @@ def _regrouped(key: str) -> Iterator[str]:
 
 
 def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
-    _, paths, by_leaf = _indexed(tree)
-    known = set(paths)
+    _, by_leaf, index = _indexed(tree)
+    known = index.paths
     parts = key.split(".")
     leaf = parts[-1]
     out: list[str] = []
@@ -151,7 +205,8 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
             if item not in out and item != key and _same_place(item, key, role, tree):
                 out.append(item)
 
-    add(sorted((p for p in paths if p.endswith("." + key)), key=len))
+    # a path ending in `.key` ends in its leaf: only the paths to that name can
+    add(sorted((p for p in by_leaf.get(leaf, ()) if p.endswith("." + key)), key=len))
     add(k for k in _regrouped(key) if k in known)
     ancestor = ""
     for i in range(len(parts) - 1, 0, -1):
@@ -162,7 +217,10 @@ def _closest_in_tree(key: str, tree: dict, limit: int) -> list[str]:
     # difflib's real_quick_ratio, so a candidate whose bound is already out of reach of the
     # best score needs no SequenceMatcher (the same ones are kept, in the same order)
     candidates = []
+    near = index.near(leaf)
     for name, named in by_leaf.items():  # each name compared once, not once per path
+        if name not in near:
+            continue  # it cannot score 0.8
         s = leaf_similarity(leaf, name)
         if s < 0.8:
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
@@ -139,8 +140,18 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
-# (context, Facts): the engine runs every launch rule on one context object
-_LAST: "tuple[Any, Facts] | None" = None
+# (context, Facts): the engine runs every launch rule on one context object. The context is
+# held weakly and its entry goes with it: held, it kept the last file's model and analysis
+# alive until the next file's first knowledge rule, which then paid for freeing them.
+_LAST: "tuple[weakref.ref, Facts] | None" = None
+
+
+def _forget(ref: weakref.ref) -> None:
+    """The context is gone (its launch is linted): its facts go too."""
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is ref:
+        _LAST = None
 
 
 @dataclass
@@ -151,18 +162,22 @@ class Facts:
     version: str
     device: str | None
     module: str | None
-    ctx: "LaunchContext | None" = None
+    context: "weakref.ref[LaunchContext] | None" = None  # (weakly: see `_LAST`)
     _models: dict = field(default_factory=dict)
+
+    @property
+    def ctx(self) -> "LaunchContext | None":
+        return self.context() if self.context is not None else None
 
     @classmethod
     def from_context(cls, ctx: "LaunchContext") -> "Facts":
         """The facts of a launch, shared by every knowledge rule run on the same context."""
         global _LAST
         last = _LAST  # one read: another thread may replace it
-        if last is not None and last[0] is ctx:
+        if last is not None and last[0]() is ctx:
             return last[1]
         facts = cls._build(ctx)
-        _LAST = (ctx, facts)
+        _LAST = (facts.context, facts)
         return facts
 
     @classmethod
@@ -179,7 +194,7 @@ class Facts:
         module = ctx.launch.module
         if module is None and ctx.launch.script:
             module = ctx.launch.script.removesuffix(".py").replace("/", ".")
-        return cls(config, ctx.release.version, device, module, ctx)
+        return cls(config, ctx.release.version, device, module, weakref.ref(ctx, _forget))
 
     def value(self, key: str) -> Any:
         r = self.config.get(key)

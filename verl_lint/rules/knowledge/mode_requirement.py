@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import LaunchContext, Rule
@@ -38,6 +38,28 @@ def resolve(config: EffectiveConfig, key: str, near: str | None = None) -> str |
     if len(found) > 1 and near is not None:
         found = [k for k in found if k.startswith(near + ".")]
     return found[0] if len(found) == 1 else None
+
+
+def resolve_before(config: EffectiveConfig, key: str, near: str | None = None) -> str | None:
+    """`resolve`, read off the keys of the composed config the launch starts from where the
+    launch's config surely still has them (`plainly_has`): two of them (under `near`, when
+    given) and `resolve` gives None; one and it gives that key or None (any other key the
+    launch lists beside it makes two). Else `resolve` itself. So a site that does not hold
+    with these answers does not hold with `resolve`'s — a None ends a site before it holds —
+    and the launch's own listing is worked out only for a site that would fire."""
+    if key in config:
+        return key
+    found = config.composed_keys_ending("." + key)
+    if found is None:
+        return resolve(config, key, near)
+    if near is not None:
+        found = [k for k in found if k.startswith(near + ".")]
+    kept = [k for k in found if config.plainly_has(k)]
+    if len(kept) >= 2:
+        return None
+    if kept:
+        return kept[0]
+    return resolve(config, key, near)
 
 
 def _holds(op: str, actual: Any, value: Any) -> bool | None:
@@ -118,19 +140,23 @@ class ModeRequirement(Rule):
             return
         reported: set[str] = set()
         for site in _sites().get(ctx.release.version, ()):
-            finding = self._site(ctx, config, site)
+            # the composed config's keys first: they decide that nearly every site does not
+            # hold without the launch's own listing (worked out for the first launch only)
+            finding = self._site(ctx, config, site, resolve_before)
+            if finding is not None:
+                finding = self._site(ctx, config, site, resolve)
             if finding is not None and finding.message not in reported:
                 reported.add(finding.message)
                 yield finding
 
-    def _site(self, ctx: LaunchContext, config: EffectiveConfig,
-              site: dict[str, Any]) -> Diagnostic | None:
+    def _site(self, ctx: LaunchContext, config: EffectiveConfig, site: dict[str, Any],
+              resolve_key: Callable[..., str | None]) -> Diagnostic | None:
         engine = site["engine"]
         near = "actor_rollout_ref.rollout" if engine else None
         if engine is not None and normalize(config.value(ROLLOUT_NAME)) != engine:
             return None
         req = site["require"]
-        key = resolve(config, req["key"], near)
+        key = resolve_key(config, req["key"], near)
         if key is None:
             return None
         parent = key.rsplit(".", 1)[0]
@@ -138,7 +164,7 @@ class ModeRequirement(Rule):
         for cond in site["when"]:
             spelled = cond["key"]
             ckey = (parent + spelled[4:] if spelled.startswith("self.")
-                    else resolve(config, spelled, near))
+                    else resolve_key(config, spelled, near))
             resolved = config.get(ckey) if ckey else None
             if resolved is None or not _holds(cond["op"], normalize(resolved.value),
                                               cond.get("value")):

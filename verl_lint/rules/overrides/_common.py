@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Fix, Label
 from verl_lint.evaluate.model import Unknown
@@ -51,24 +51,31 @@ def report(rule: Rule, ctx: LaunchContext, found: Iterable[OverrideProblem]) -> 
                               labels=labels)
 
 
-# id(composed tree) → (the tree, {key: default_of}); composed trees are shared, never mutated
-# and kept for the process (verl_lint.verl.configs), so the answers hold for every launch
+# id(composed tree) → (the tree, {key: (default, annotation)}); composed trees are shared,
+# never mutated and kept for the process (verl_lint.verl.configs), so the answers hold for
+# every launch
 _DEFAULTS: dict[int, tuple[dict, dict[str, tuple[Any, str | None]]]] = {}
 
 
-def default_of(ctx: LaunchContext, key: str) -> tuple[Any, str | None]:
-    """(verl's default for `key` before the launch's overrides — interpolations resolved —,
-    the annotation of the dataclass field behind it). ABSENT / None when unknown."""
+def defaults_of(ctx: LaunchContext) -> Callable[[str], tuple[Any, str | None]]:
+    """key → (verl's default for it before the launch's overrides — interpolations resolved —,
+    the annotation of the dataclass field behind it), ABSENT / None when unknown: the composed
+    tree's memo is found once for the launch, not once per key."""
     base = ctx.analysis.base if ctx.analysis is not None else None
     if base is None:
-        return hs.ABSENT, None
+        return lambda key: (hs.ABSENT, None)
     hit = _DEFAULTS.get(id(base))
     if hit is None or hit[0] is not base:
         hit = _DEFAULTS[id(base)] = (base, {})
-    known = hit[1].get(key)
-    if known is None:
-        known = hit[1][key] = _default_of(ctx, base, key)
-    return known
+    memo = hit[1]
+
+    def default_of(key: str) -> tuple[Any, str | None]:
+        known = memo.get(key)
+        if known is None:
+            known = memo[key] = _default_of(ctx, base, key)
+        return known
+
+    return default_of
 
 
 def _default_of(ctx: LaunchContext, base: dict, key: str) -> tuple[Any, str | None]:

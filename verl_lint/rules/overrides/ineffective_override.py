@@ -97,10 +97,15 @@ class IneffectiveOverride(Rule):
         rel = ctx.release
         config = ctx.config
         module = (ctx.analysis.entry or "") if ctx.analysis is not None else ""
+        never_read = _never_read()
         for a in applied(ctx):
+            entries = rel.renames_of(a.key)
+            unused = never_read.get(a.key)
+            if not entries and unused is None and not a.key.startswith(_KWARGS):
+                continue  # nearly every key: nothing below can hold
             why = new = None
             follows = False
-            for entry in rel.renames_of(a.key):
+            for entry in entries:
                 if entry["kind"] == "ignored" and self._in_scope(ctx, a.key, entry.get("scope")):
                     new = entry.get("new")
                     why = (f"{a.key} is not read by verl {rel.version} (ignored since "
@@ -113,7 +118,6 @@ class IneffectiveOverride(Rule):
                            f"migrates since verl {LEGACY_REWARD_DROPPED}: it is ignored")
                 if why:
                     break
-            unused = _never_read().get(a.key)
             if why is None and unused is not None and rel.at_least(unused["unused"]) and \
                     not rel.at_least(unused["since"]) and \
                     self._in_scope(ctx, a.key, unused.get("scope")):

@@ -69,11 +69,11 @@ class InvalidEnumValue(Rule):
     scope = "launch"
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
+        enum_for = ctx.release.enum_for
         for a in applied(ctx):
-            if a.prefix == "~" or not is_plain(a.value) or a.value is None:
-                continue
-            enum = ctx.release.enum_for(a.key)
-            if enum is None or ctx.release.at_least(_AUTO_SET.get(a.key)):
+            enum = enum_for(a.key)  # (cached) None for most keys: asked first
+            if enum is None or a.prefix == "~" or not is_plain(a.value) or a.value is None or \
+                    ctx.release.at_least(_AUTO_SET.get(a.key)):
                 continue
             registry = _REGISTERED_BY.get(a.key)
             if registry is not None and ctx.config is not None and \

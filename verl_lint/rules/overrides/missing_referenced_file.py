@@ -23,6 +23,8 @@ _REFERENCES = (
     ("tool_config_path", None, None),
     ("interaction_config_path", None, None),
 )
+_LEAVES = frozenset(suffix.rpartition(".")[2] for suffix, _, _ in _REFERENCES)  # a key's last part
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # a value that holds no key below it
 # `cd "$(dirname "$0")"`, `cd "$(dirname "${BASH_SOURCE[0]}")"`, `cd "$(dirname "$0")/.."`
 _SCRIPT_DIR_CD = re.compile(
     r'^"?\$\((?:cd\s+)?dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\)"?$')
@@ -215,10 +217,25 @@ class MissingReferencedFile(Rule):
     @staticmethod
     def _references(config, applied) -> Iterator[tuple[str, str | None, str | None]]:
         # only a value the script set is checked: the keys at or below an applied override
-        # (listing every key of the config per launch was a sixth of a cold run)
+        # (listing every key of the config per launch was a sixth of a cold run). An override
+        # of a plain value to a key that names no reference is passed over unasked (nearly
+        # all of them): a key below it can only be there through another applied override —
+        # one below it, or one setting it or a key above it to a container or interpolation —
+        # which brings that key itself. (The keys come in another order then; findings are
+        # sorted and merged.)
         keys = dict.fromkeys(k for a in applied
+                             if a.key.rpartition(".")[2] in _LEAVES or type(a.value) not in
+                             _SCALARS or type(a.value) is str and "${" in a.value
                              for k in ((a.key,) if a.key in config else config.keys(a.key + ".")))
+        return MissingReferencedFile._references_of(keys)
+
+    @staticmethod
+    def _references_of(keys: Iterable[str]) -> Iterator[tuple[str, str | None, str | None]]:
+        """(key, the key naming its function or class, "function"/"class") for the keys that
+        name a file."""
         for key in keys:
+            if key.rpartition(".")[2] not in _LEAVES:
+                continue  # (most keys: one set lookup instead of a test per reference)
             for suffix, name_suffix, kind in _REFERENCES:
                 if key == suffix or key.endswith("." + suffix):
                     name_key = key[:-len(suffix)] + name_suffix if name_suffix else None

@@ -6,12 +6,15 @@ from typing import Any, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
 from verl_lint.rules.base import LaunchContext, Rule
-from verl_lint.rules.overrides._common import applied, default_of, is_plain, problems, report
+from verl_lint.rules.overrides._common import applied, defaults_of, is_plain, problems, report
 from verl_lint.rules.registry import register
 from verl_lint.verl import hydra_semantics as hs
 
 # keys verl reads as "a string or a list" although the YAML default is a list
 _STR_OR_LIST = frozenset({"trainer.logger"})
+# a value of one of these types fits a default of the same type, whatever the annotation
+# (`mismatch` finds nothing: tests/test_verl_fast_paths.py)
+_SAME_TYPE_FITS = frozenset({int, float, bool, str})
 
 
 def expected_type(default: Any, annotation: str | None) -> str | None:
@@ -115,15 +118,17 @@ class OverrideTypeMismatch(Rule):
 
     def check(self, ctx: LaunchContext) -> Iterable[Diagnostic]:
         yield from report(self, ctx, problems(ctx, self.code))
+        default_of = defaults_of(ctx)
         for a in applied(ctx):
             if a.prefix not in ("", "++") or not a.existed or not is_plain(a.value) \
                     or a.key in _STR_OR_LIST:
                 continue
             if isinstance(a.value, str) and "$" in a.value:
                 continue
-            default, annotation = default_of(ctx, a.key)
-            if default is hs.ABSENT:
-                continue
+            default, annotation = default_of(a.key)
+            if default is hs.ABSENT or (type(a.value) is type(default) and
+                                        type(default) in _SAME_TYPE_FITS):
+                continue  # (most overrides: a value of the default's own scalar type fits)
             want = expected_type(default, annotation)
             why = mismatch(a.value, want, declared=annotation is not None) if want else None
             if why is None and a.value == "None" and want is None and default is None:
