@@ -86,26 +86,31 @@ def test_references_keeps_function_bodies_apart():
     assert array_not_passed._references(model, {"ARR"}) == {"ARR": [None]}
 
 
-def test_config_of_answers_for_the_context_asked_not_the_last_one():
+def test_config_of_answers_for_the_context_asked_and_forgets_it_with_the_context():
+    import gc
     from types import SimpleNamespace
 
+    from verl_lint.rules.arithmetic import _operands
     from verl_lint.rules.arithmetic._operands import config_of
     from verl_lint.verl.effective import EffectiveConfig
 
     src = SourceText(b"$ACTOR_CONFIG\n")
     config = EffectiveConfig("0.9.1", "ppo_trainer", {})
 
-    def ctx(passthrough):
-        return SimpleNamespace(config=config, source=src,
-                               launch=SimpleNamespace(passthrough=passthrough))
+    class Ctx:  # a LaunchContext's fields that config_of reads (weakly referenceable)
+        def __init__(self, passthrough, config=config):
+            self.config, self.source = config, src
+            self.launch = SimpleNamespace(passthrough=passthrough)
 
-    own = ctx([SimpleNamespace(span=src.span(0, 13))])  # veomni's `$ACTOR_CONFIG`
-    plain = ctx([])
+    own = Ctx([SimpleNamespace(span=src.span(0, 13))])  # veomni's `$ACTOR_CONFIG`
+    plain = Ctx([])
     doubted = config_of(own)
     assert doubted is not config and config_of(own) is doubted
     assert config_of(plain) is config
     assert config_of(own) is doubted
-    assert config_of(SimpleNamespace(config=None)) is None
+    assert config_of(Ctx([], config=None)) is None
+    gc.collect()
+    assert _operands._LAST_CONFIG is None  # the last context is gone: so is its entry
 
 
 def test_vl110_prefilter_covers_every_parallel_key():

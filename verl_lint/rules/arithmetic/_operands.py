@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 import re
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
@@ -196,20 +197,28 @@ def config_of(ctx: "LaunchContext") -> EffectiveConfig | None:
     override there must not make a check fire.
 
     Every check of every VL3xx rule asks (≈ 30 times a launch) and the answer depends on the
-    context alone (frozen): the last context's answer is kept (one tuple, read once: another
-    thread replacing it meanwhile does no harm)."""
+    context alone (frozen): the last context's answer is kept, the context held weakly and the
+    entry dropped with it (held, it would keep the last file's model alive until the next
+    file's first VL3xx rule, which would then pay for freeing it)."""
     global _LAST_CONFIG
-    last = _LAST_CONFIG
-    if last[0] is ctx:
+    last = _LAST_CONFIG  # one read: another thread may replace it
+    if last is not None and last[0]() is ctx:
         return last[1]
     config = ctx.config
     if config is not None and own_unknown_words(ctx):
         config = _in_doubt(config)
-    _LAST_CONFIG = (ctx, config)
+    _LAST_CONFIG = (weakref.ref(ctx, _forget_config), config)
     return config
 
 
-_LAST_CONFIG: "tuple[LaunchContext | None, EffectiveConfig | None]" = (None, None)
+_LAST_CONFIG: "tuple[weakref.ref, EffectiveConfig | None] | None" = None
+
+
+def _forget_config(ref: weakref.ref) -> None:
+    global _LAST_CONFIG
+    last = _LAST_CONFIG
+    if last is not None and last[0] is ref:
+        _LAST_CONFIG = None
 
 
 def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:
