@@ -5,7 +5,7 @@ Shared by VL303 (batch divisibility) and VL305 (token budgets read the sequence-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from verl_lint.rules.arithmetic._operands import (
     ACTOR, FSDP_STRATEGIES, REF, Operand, Skip, World, get_int, get_str, product, where, world,
@@ -45,8 +45,7 @@ def engine_sp(config: EffectiveConfig, section: str, *, legacy: bool) -> Operand
     return parallel[0] if parallel else ops[-1]
 
 
-@dataclass(frozen=True)
-class DataParallel:
+class DataParallel(NamedTuple):  # cheaper to import than a frozen dataclass
     size: int
     world: World
     divisors: tuple[Operand, ...]  # TP, PP, CP (megatron) or the Ulysses size (fsdp)

@@ -94,11 +94,13 @@ class ModelParallelDoesNotDivide(Rule):
     def _check(self, ctx: LaunchContext, role: str, section: str, grid: str,
                seen: set) -> Diagnostic | None:
         config = config_of(ctx)
-        if get_str(config, f"{section}.strategy").value != "megatron":
-            return None
+        # whether the role runs first: the other VL3xx rules ask it too (once a config), while
+        # its strategy is a key of its own to work out
         if role == "ref" and not ref_in_use(config):
             return None
         if role == "critic" and not critic_in_use(config):
+            return None
+        if get_str(config, f"{section}.strategy").value != "megatron":
             return None
         w = world(config)
         meg = f"{section}.megatron"

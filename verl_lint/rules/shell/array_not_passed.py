@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from itertools import repeat
+from typing import Collection, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.rules.base import Rule, ScriptContext
@@ -12,20 +13,35 @@ from verl_lint.shell.model import Assignment, Loop, ScriptModel, words_of
 from verl_lint.source import Span
 
 
-def _references(model: ScriptModel) -> dict[str, list[Span | None]] | None:
-    """Name → spans of every expansion of it (`"${ACTOR[@]}"`, `${#ACTOR[@]}`, `$ACTOR`);
-    None for one inside a function body (the function may run after any line). None instead of
-    the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be expanded
-    under another name."""
+def _references(model: ScriptModel,
+                names: Collection[str]) -> dict[str, list[Span | None]] | None:
+    """Each of `names` → spans of every expansion of it (`"${ACTOR[@]}"`, `${#ACTOR[@]}`,
+    `$ACTOR`); None for one inside a function body (the function may run after any line). None
+    instead of the map when an expansion is indirect (`${!name}`, `${!prefix*}`): arrays may be
+    expanded under another name."""
     out: dict[str, list[Span | None]] = {}
-    for s in model.statements:
-        for word in words_of(s):
-            for piece in word.variables():
-                if piece.operator in ("indirect", "names"):
-                    return None
-                if piece.name:
-                    out.setdefault(piece.name, []).append(
-                        None if s.function is not None else piece.span)
+    if model.functions:
+        words = ((w, s.function is not None) for s in model.statements for w in words_of(s))
+    else:  # most scripts: every word is at top level, and the model lists them already
+        words = zip(model.words, repeat(False))
+    for word, in_function in words:
+        text = word.text
+        # a variable is a `$…` piece holding its name, an indirect one starts with `${!`: most
+        # words expand none of the arrays asked about, and need no walk of their pieces (a
+        # plain loop over the names: `any()` over a generator cost twice as much)
+        if "$" not in text:
+            continue
+        if "${!" not in text:
+            for name in names:
+                if name in text:
+                    break
+            else:
+                continue
+        for piece in word.variables():
+            if piece.operator in ("indirect", "names"):
+                return None
+            if piece.name in names:
+                out.setdefault(piece.name, []).append(None if in_function else piece.span)
     return out
 
 
@@ -101,7 +117,7 @@ class ArrayNotPassed(Rule):
         candidates = [a for a in model.arrays if self._holds_overrides(a)]
         if not candidates or model.errors or _indirect(model):
             return
-        refs = _references(model)
+        refs = _references(model, {a.name for a in candidates})
         if refs is None:
             return
         loops = [s.span for s in model.statements if isinstance(s, Loop)]
@@ -129,6 +145,10 @@ class ArrayNotPassed(Rule):
 
     @staticmethod
     def _holds_overrides(a: Assignment) -> bool:
-        return a.array is not None and a.function is None and any(
-            looks_like_override(w.literal if w.literal is not None else w.text)
-            for w in a.array.elements)
+        if a.array is None or a.function is not None:
+            return False
+        for w in a.array.elements:  # a loop: each array asks, and `literal` is a property
+            literal = w.literal
+            if looks_like_override(literal if literal is not None else w.text):
+                return True
+        return False

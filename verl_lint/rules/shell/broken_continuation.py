@@ -297,7 +297,9 @@ class BrokenContinuation(Rule):
             if not prev.strip() or prev.strip().startswith(b"#") or prev.rstrip().endswith(b"\\"):
                 continue  # blank, comment and trailing-space cuts are reported where they are
             prev_start = source.line_starts[line0 - 1]
-            if not code.in_command(prev_start) or not _ends_a_launch(ctx.model, source, line0 - 1):
+            # `_ends_a_launch` first: it is false for most (`"${LAUNCH[@]}"` after an array's
+            # `)`), and `in_command` builds the map of the script's quoted text
+            if not _ends_a_launch(ctx.model, source, line0 - 1) or not code.in_command(prev_start):
                 continue
             end = prev_start + len(prev)
             yield self.diagnostic(

@@ -10,7 +10,7 @@ from verl_lint.evaluate.launch import is_verl_module, is_verl_script
 from verl_lint.rules.base import Rule, ScriptContext
 from verl_lint.rules.registry import register
 from verl_lint.rules.shell._shell import clean_until, looks_like_override
-from verl_lint.shell.model import Command, ScriptModel, Word
+from verl_lint.shell.model import Assignment, Command, ScriptModel, Word
 
 # A placeholder as people write them (`TORCHRUN`, `PYTHON_BIN`): programs on PATH are not spelled
 # in capitals, so a capitalised command word that no function or alias defines is not one.
@@ -120,15 +120,21 @@ class LauncherNotAProgram(Rule):
         commands = [c for c in model.commands if c.span.end <= cutoff]
         if any(c.name in _OPAQUE for c in commands):
             return
-        defined = _defined_names(model)
-        assigned = {a.name: a for a in model.assignments}
+        # the names defined and assigned, worked out for the first capitalised command word
+        defined: set[str] | None = None
+        assigned: dict[str, Assignment] = {}
         for cmd in commands:
             found = _command_word(cmd)
             if found is None:
                 continue
             word, i = found
             name = word.literal
-            if not _PLACEHOLDER.match(name) or name in defined:
+            if not _PLACEHOLDER.match(name):
+                continue
+            if defined is None:
+                defined = _defined_names(model)
+                assigned = {a.name: a for a in model.assignments}
+            if name in defined:
                 continue
             if not _launches_verl(cmd.words[i + 1:]):
                 continue

@@ -114,10 +114,13 @@ class ParallelVariableMismatch(Rule):
         cutoff = clean_until(ctx.model)
         for launch in ctx.run.launches:
             for ov in launch.overrides:
-                if ov.span.end > cutoff:
+                # the cheap tests first: most overrides take no variable, or size no parallelism
+                # (every KEY_DIMENSION key ends in `parallel_size`)
+                if len(ov.variables) != 1 or not ov.key.endswith("parallel_size") \
+                        or ov.span.end > cutoff:
                     continue
                 key_dim = KEY_DIMENSION.get(ov.key.rsplit(".", 1)[-1])
-                if key_dim is None or len(ov.variables) != 1:
+                if key_dim is None:
                     continue
                 name = ov.variables[0]
                 var_dim = variable_dimension(name)

@@ -75,13 +75,15 @@ class ShellExpandedInterpolation(Rule):
     def check(self, ctx: ScriptContext) -> Iterable[Diagnostic]:
         heredocs = [h.span for h in ctx.model.heredocs]
         cutoff = clean_until(ctx.model)
-        nounset = _nounset_switches(ctx.model)
+        nounset = None  # a walk of every statement: only for a script with a finding
         for word in all_words(ctx.model):
-            if word.span.end > cutoff:
-                continue
+            if "${" not in word.text or word.span.end > cutoff:
+                continue  # an interpolation is a `${…}` piece of the word's own text
             for p in word.pieces:
                 if not is_interpolation(p):
                     continue
+                if nounset is None:
+                    nounset = _nounset_switches(ctx.model)
                 in_heredoc = any(h.contains(p.span) for h in heredocs)
                 yield self._finding(p, in_heredoc, _in_force(nounset, p.span.start))
 

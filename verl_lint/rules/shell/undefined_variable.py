@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from fnmatch import fnmatchcase
-from typing import Iterable
+from typing import Callable, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Label, Severity
 from verl_lint.evaluate.interp import guard_test
@@ -64,37 +64,57 @@ def _other_word(a: str, b: str) -> bool:
 
 
 class Names:
-    """The assigned names, indexed so that finding the one a user probably meant costs
-    O(len(name)) rather than a pass over every name: a script may assign thousands."""
+    """The assigned names, and the one a user probably meant (`close`). The first question is
+    one pass over the names; from the second on they are indexed, so that each costs
+    O(len(name)): a script may assign thousands, and a scenario mostly asks once, if at all
+    (an index costs several passes to build)."""
 
     def __init__(self, candidates: Iterable[str]) -> None:
         self.names = set(candidates)
-        self.folded: dict[str, list[str]] = {}
-        self.deletions: dict[str, set[str]] = {}  # name with one character removed → names
-        for c in sorted(self.names):
-            self.folded.setdefault(_fold(c), []).append(c)
-            if len(c) >= 5:
-                for k in _deletions(c):
-                    self.deletions.setdefault(k, set()).add(c)
+        self._index: tuple[dict[str, list[str]], dict[str, set[str]]] | None = None
+        self._asked = 0
 
     def close(self, name: str) -> str | None:
         """The assigned name the user probably meant: the same name in another case or without
         an underscore (`last_layer` → `LAST_LAYER`), else a one-letter typo of a long name.
         Names that differ in a whole word (`ROLLOUT_TP` / `ROLLOUT_N`) are different variables,
         not typos."""
-        same = [c for c in self.folded.get(_fold(name), ()) if c != name]
-        if same:
-            return same[0]
-        if len(name) < 6:
-            return None
-        pool = set(self.deletions.get(name, ()))  # one letter more
-        for k in _deletions(name):
-            pool |= self.deletions.get(k, set())  # one letter changed
-            if k in self.names:
-                pool.add(k)  # one letter less
-        pool |= {w for w in _swaps(name) if w in self.names}
+        self._asked += 1
+        if self._asked == 1:
+            fold = _fold(name)
+            same = min((c for c in self.names if c != name and _fold(c) == fold), default=None)
+            if same is not None or len(name) < 6:
+                return same
+            pool = self.names
+        else:
+            folded, deletions = self._indexed()
+            same = [c for c in folded.get(_fold(name), ()) if c != name]
+            if same:
+                return same[0]
+            if len(name) < 6:
+                return None
+            # every name one edit away is here (and some two away, which `_one_edit` drops)
+            pool = set(deletions.get(name, ()))  # one letter more
+            for k in _deletions(name):
+                pool |= deletions.get(k, set())  # one letter changed
+                if k in self.names:
+                    pool.add(k)  # one letter less
+            pool |= {w for w in _swaps(name) if w in self.names}
         near = [c for c in pool if c != name and _one_edit(name, c) and not _other_word(name, c)]
         return near[0] if len(near) == 1 else None
+
+    def _indexed(self) -> tuple[dict[str, list[str]], dict[str, set[str]]]:
+        """(folded name → names in order, name with one character removed → names)."""
+        if self._index is None:
+            folded: dict[str, list[str]] = {}
+            deletions: dict[str, set[str]] = {}
+            for c in sorted(self.names):
+                folded.setdefault(_fold(c), []).append(c)
+                if len(c) >= 5:
+                    for k in _deletions(c):
+                        deletions.setdefault(k, set()).add(c)
+            self._index = (folded, deletions)
+        return self._index
 
 
 def _deletions(name: str) -> set[str]:
@@ -149,22 +169,35 @@ class _Statements:
         return j if j < len(self.stmts) and self.parent[j] == self.parent[i] else -1
 
 
-def _mention(name: str) -> re.Pattern[str]:
-    return re.compile(r"\$\{?[#!]?" + re.escape(name) + r"\b|-v\s+['\"]?" + re.escape(name)
-                      + r"\b")
+def _mention(name: str) -> Callable[[str], bool]:
+    """A test: the text expands `name` or tests it with `-v`. The pattern is compiled only for
+    a text that holds the name at all: most texts asked about do not, and a new pattern costs
+    tens of µs to compile."""
+    pattern: re.Pattern[str] | None = None
+
+    def mentions(text: str) -> bool:
+        nonlocal pattern
+        if name not in text:
+            return False
+        if pattern is None:
+            pattern = re.compile(r"\$\{?[#!]?" + re.escape(name) + r"\b|-v\s+['\"]?"
+                                 + re.escape(name) + r"\b")
+        return pattern.search(text) is not None
+
+    return mentions
 
 
-def _guarded(idx: _Statements, i: int, use, mention: re.Pattern[str]) -> bool:
+def _guarded(idx: _Statements, i: int, use, mentions: Callable[[str], bool]) -> bool:
     """The use sits in a branch whose test looks at the variable (`if [ -n "${X:-}" ]`,
     `case "${X:-}" in`, `[ -n "${X:-}" ] && …`): the evaluator cannot tell it is set there."""
     model = idx.model
     for ref in idx.stmts[i].path:
         block = model.block(ref.block)
         if isinstance(block, Case):
-            if mention.search(block.subject.text):
+            if mentions(block.subject.text):
                 return True
         elif any(b.condition is not None and b.condition.span.end <= use.span.start
-                 and mention.search(b.condition.text)
+                 and mentions(b.condition.text)
                  for b in block.branches[:ref.branch + 1]):
             return True
     if model.source is None:
@@ -174,7 +207,7 @@ def _guarded(idx: _Statements, i: int, use, mention: re.Pattern[str]) -> bool:
         k = idx.parent[k]
     while k >= 0 and idx.stmts[k].after:  # back to the first command of that list
         k = idx.previous(k)
-    return k >= 0 and mention.search(model.source.slice(idx.stmts[k].span)) is not None
+    return k >= 0 and mentions(model.source.slice(idx.stmts[k].span))
 
 
 def _idiom(idx: _Statements, i: int, use) -> str | None:
@@ -215,6 +248,16 @@ def _exits(body) -> bool:
         for group in children(s):
             stack.extend(group)
     return False
+
+
+def _extensions(model: ScriptModel) -> set[tuple[int, int]]:
+    """The spans of `$X` in `X="new:${X}"`: X comes from the environment and is extended."""
+    out: set[tuple[int, int]] = set()
+    for a in model.assignments:
+        if a.value is not None and a.name in a.value.text and a.value.text.strip('"') not in (
+                f"${a.name}", f"${{{a.name}}}"):
+            out.update((p.span.start, p.span.end) for p in a.value.variables() if p.name == a.name)
+    return out
 
 
 def _name_span(ctx: ScenarioContext, use):
@@ -296,24 +339,21 @@ class UndefinedVariable(Rule):
 
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         label = ctx.run.scenario.label
-        assigned: dict[str, list[Span]] = {}
-        extends: set[tuple[int, int]] = set()  # `X="new:${X}"`: from the environment, extended
-        for a in ctx.model.assignments:
-            assigned.setdefault(a.name, []).append(a.span)
-            if a.value is not None and a.name in a.value.text and a.value.text.strip('"') not in (
-                    f"${a.name}", f"${{{a.name}}}"):
-                extends.update((p.span.start, p.span.end) for p in a.value.variables()
-                               if p.name == a.name)
         cutoff = clean_until(ctx.model)
         idx: _Statements | None = None
+        extends: set[tuple[int, int]] | None = None  # built for the first use that asks
         by_name: dict[str, list[tuple[object, str | None]]] = {}
         for use in ctx.run.var_uses:
             if use.state != "unset" or (use.has_default and not use.required) \
                     or use.span.start >= cutoff:
                 continue
-            if is_known_env(use.name, ctx.settings.known_env) or \
-                    ((use.span.start, use.span.end) in extends and not use.required):
+            if is_known_env(use.name, ctx.settings.known_env):
                 continue
+            if not use.required:
+                if extends is None:
+                    extends = _extensions(ctx.model)
+                if (use.span.start, use.span.end) in extends:
+                    continue
             text = ctx.source.slice(use.span)
             if _WHOLE_ARRAY.match(text) or _RESOLVER.match(text):
                 continue
@@ -329,7 +369,12 @@ class UndefinedVariable(Rule):
             if kind == "optional" and not use.nounset:
                 continue  # an empty value is what the script expects
             by_name.setdefault(use.name, []).append((use, kind if kind != "optional" else None))
-        names = Names(assigned) if by_name else None
+        if not by_name:
+            return  # most scenarios: the names assigned are not needed
+        assigned: dict[str, list[Span]] = {}
+        for a in ctx.model.assignments:
+            assigned.setdefault(a.name, []).append(a.span)
+        names = Names(assigned)
         for name, uses in by_name.items():
             yield self._report(ctx, label, name, uses, assigned, names)
 

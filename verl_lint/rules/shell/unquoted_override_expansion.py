@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable, Iterator
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix, Severity
@@ -20,13 +21,13 @@ def _launch_words(model: ScriptModel, launches: list[Launch]) -> Iterator[tuple[
     for launch in launches:
         c = commands.get(launch.span.start)
         if c is not None:
-            yield from ((w, launch) for w in c.words)
+            yield from zip(c.words, repeat(launch))
         for ov in launch.overrides:
             if ov.array:
                 fed.setdefault(ov.array, launch)
     for a in model.arrays:
         if a.name in fed:
-            yield from ((w, fed[a.name]) for w in a.array.elements)
+            yield from zip(a.array.elements, repeat(fed[a.name]))
 
 
 def _brace_words(word: Word) -> list[str] | None:
@@ -126,7 +127,7 @@ class UnquotedOverrideExpansion(Rule):
     def check(self, ctx: ScenarioContext) -> Iterable[Diagnostic]:
         seen: set[int] = set()
         cutoff = clean_until(ctx.model)
-        split = {id(launch): _split_words(launch) for launch in ctx.run.launches}
+        split: dict[int, tuple[set[str], list]] = {}  # per launch, when a finding asks
         for word, launch in _launch_words(ctx.model, ctx.run.launches):
             if word.span.end > cutoff:
                 continue
@@ -140,7 +141,8 @@ class UnquotedOverrideExpansion(Rule):
             for p in _splitting(word):
                 if p.span.start not in seen:
                     seen.add(p.span.start)
-                    arrays, spans = split[id(launch)]
+                    arrays, spans = split.get(id(launch)) or split.setdefault(
+                        id(launch), _split_words(launch))
                     known = p.name not in ("@", "*") and (p.name in arrays or any(
                         p.span.start <= sp.start and sp.end <= p.span.end for sp in spans))
                     yield self._finding(p, launch, known)
