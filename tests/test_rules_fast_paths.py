@@ -90,7 +90,6 @@ def test_config_of_answers_for_the_context_asked_and_forgets_it_with_the_context
     import gc
     from types import SimpleNamespace
 
-    from verl_lint.rules.arithmetic import _operands
     from verl_lint.rules.arithmetic._operands import config_of
     from verl_lint.verl.effective import EffectiveConfig
 
@@ -110,7 +109,7 @@ def test_config_of_answers_for_the_context_asked_and_forgets_it_with_the_context
     assert config_of(own) is doubted
     assert config_of(Ctx([], config=None)) is None
     gc.collect()
-    assert _operands._LAST_CONFIG is None  # the last context is gone: so is its entry
+    assert not config_of.holds()  # the last context is gone: so is its entry
 
 
 def test_vl110_prefilter_covers_every_parallel_key():

@@ -118,7 +118,7 @@ def test_the_knowledge_rules_facts_do_not_outlive_their_launch(tmp_path):
     gc.collect()
     report = lint_file(script, SettingsResolver({})(script))
     assert report.error is None
-    assert conditions._LAST is None
+    assert not conditions._facts_of.holds()
 
 
 @given(st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(),

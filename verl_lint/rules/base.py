@@ -9,8 +9,10 @@ The engine merges the same finding produced by several scenarios.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, TypeVar
 
 from verl_lint.diagnostics import Diagnostic, Fix, Label, Severity, rule_url
 from verl_lint.source import SourceText, Span
@@ -25,6 +27,36 @@ if TYPE_CHECKING:
     from verl_lint.verl.release import VerlRelease
 
 Scope = Literal["script", "scenario", "launch"]
+_Answer = TypeVar("_Answer")
+
+
+def per_context(compute: "Callable[[Any], _Answer]") -> "Callable[[Any], _Answer]":
+    """`compute(ctx)`, answered once for the last context asked about.
+
+    The engine runs every rule of a launch on one context object and several rules ask the
+    same question of it. The context is held weakly and its answer goes with it: held, it
+    would keep the last file's model and analysis alive until the next file's first question,
+    which would then pay for freeing them. `answer.holds()` tells whether an answer is kept."""
+    last: "tuple[weakref.ref, Any] | None" = None
+
+    def forget(ref: weakref.ref) -> None:
+        nonlocal last
+        held = last
+        if held is not None and held[0] is ref:
+            last = None
+
+    @functools.wraps(compute)
+    def answer(ctx: Any) -> _Answer:
+        nonlocal last
+        held = last  # one read: another thread may replace it
+        if held is not None and held[0]() is ctx:
+            return held[1]
+        value = compute(ctx)
+        last = (weakref.ref(ctx, forget), value)
+        return value
+
+    answer.holds = lambda: last is not None  # type: ignore[attr-defined]
+    return answer
 
 
 @dataclass(frozen=True)

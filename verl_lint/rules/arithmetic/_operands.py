@@ -7,14 +7,14 @@ a value of the wrong type, OmegaConf's `???`): precision over recall, the check 
 
 from __future__ import annotations
 
-from functools import lru_cache
 import re
-import weakref
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from verl_lint.diagnostics import Edit, Fix, Label
 from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.base import per_context
 from verl_lint.rules.origin import script_span
 from verl_lint.source import Span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
@@ -191,34 +191,15 @@ def _in_doubt(config: EffectiveConfig) -> EffectiveConfig:
     return EffectiveConfig(config.version, config.config_name, _DefaultsInDoubt(config))
 
 
+@per_context  # every check of every VL3xx rule asks, ≈ 30 times a launch
 def config_of(ctx: "LaunchContext") -> EffectiveConfig | None:
     """The launch's effective config for the VL3xx checks: `ctx.config`, with verl's defaults
     unknown when `own_unknown_words` (veomni's `$ACTOR_CONFIG`): a default the script may well
-    override there must not make a check fire.
-
-    Every check of every VL3xx rule asks (≈ 30 times a launch) and the answer depends on the
-    context alone (frozen): the last context's answer is kept, the context held weakly and the
-    entry dropped with it (held, it would keep the last file's model alive until the next
-    file's first VL3xx rule, which would then pay for freeing it)."""
-    global _LAST_CONFIG
-    last = _LAST_CONFIG  # one read: another thread may replace it
-    if last is not None and last[0]() is ctx:
-        return last[1]
+    override there must not make a check fire."""
     config = ctx.config
     if config is not None and own_unknown_words(ctx):
         config = _in_doubt(config)
-    _LAST_CONFIG = (weakref.ref(ctx, _forget_config), config)
     return config
-
-
-_LAST_CONFIG: "tuple[weakref.ref, EffectiveConfig | None] | None" = None
-
-
-def _forget_config(ref: weakref.ref) -> None:
-    global _LAST_CONFIG
-    last = _LAST_CONFIG
-    if last is not None and last[0] is ref:
-        _LAST_CONFIG = None
 
 
 def collect(checks: Iterable[Callable[[], Any]]) -> Iterator[Any]:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.rules.base import per_context
 from verl_lint.rules.knowledge.plain import AnyOf, KeyRef
 from verl_lint.rules.origin import script_span
 from verl_lint.verl.effective import MISSING, EffectiveConfig, Resolved
@@ -140,20 +141,6 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
-# (context, Facts): the engine runs every launch rule on one context object. The context is
-# held weakly and its entry goes with it: held, it kept the last file's model and analysis
-# alive until the next file's first knowledge rule, which then paid for freeing them.
-_LAST: "tuple[weakref.ref, Facts] | None" = None
-
-
-def _forget(ref: weakref.ref) -> None:
-    """The context is gone (its launch is linted): its facts go too."""
-    global _LAST
-    last = _LAST
-    if last is not None and last[0] is ref:
-        _LAST = None
-
-
 @dataclass
 class Facts:
     """What a knowledge rule may ask about one launch."""
@@ -162,23 +149,17 @@ class Facts:
     version: str
     device: str | None
     module: str | None
-    context: "weakref.ref[LaunchContext] | None" = None  # (weakly: see `_LAST`)
+    context: "weakref.ref[LaunchContext] | None" = None  # (weakly: see `per_context`)
     _models: dict = field(default_factory=dict)
 
     @property
     def ctx(self) -> "LaunchContext | None":
         return self.context() if self.context is not None else None
 
-    @classmethod
-    def from_context(cls, ctx: "LaunchContext") -> "Facts":
+    @staticmethod
+    def from_context(ctx: "LaunchContext") -> "Facts":
         """The facts of a launch, shared by every knowledge rule run on the same context."""
-        global _LAST
-        last = _LAST  # one read: another thread may replace it
-        if last is not None and last[0]() is ctx:
-            return last[1]
-        facts = cls._build(ctx)
-        _LAST = (facts.context, facts)
-        return facts
+        return _facts_of(ctx)
 
     @classmethod
     def _build(cls, ctx: "LaunchContext") -> "Facts":
@@ -194,7 +175,7 @@ class Facts:
         module = ctx.launch.module
         if module is None and ctx.launch.script:
             module = ctx.launch.script.removesuffix(".py").replace("/", ".")
-        return cls(config, ctx.release.version, device, module, weakref.ref(ctx, _forget))
+        return cls(config, ctx.release.version, device, module, weakref.ref(ctx))
 
     def value(self, key: str) -> Any:
         r = self.config.get(key)
@@ -208,6 +189,9 @@ class Facts:
             self._models[id(families)] = (
                 families.classify(path) if isinstance(path, str) and path else None)
         return self._models[id(families)]
+
+
+_facts_of = per_context(Facts._build)
 
 
 def known_basename(ctx: "LaunchContext", resolved: Resolved | None) -> str | None:
