@@ -8,7 +8,7 @@
 - an unquoted `$X` whose value has no blanks (one word, no IFS split) against bash;
 - the label of a branch is made only when a note needs it: a script that notes nothing never
   looks up a line;
-- `values.positional` builds the same Override and VarUse as their keyword constructors.
+- `records.positional` builds the same Override and VarUse as their keyword constructors.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from verl_lint.dev import bash_oracle
 from verl_lint.evaluate import evaluate_script, interp
 from verl_lint.evaluate.launch import _spans, _walked_spans
 from verl_lint.evaluate.model import Override, Unknown, VarUse
-from verl_lint.evaluate.values import Field, Part, positional
+from verl_lint.evaluate.values import Field, Part
+from verl_lint.records import positional
 from verl_lint.shell import parse_script
 from verl_lint.source import SourceText, Span
 

@@ -89,3 +89,19 @@ def _tuple_of(names: list[str]) -> Callable[[object], tuple]:
         one = attrgetter(names[0])
         return lambda obj: (one(obj),)
     return lambda obj: ()
+
+
+def positional(cls: type) -> Callable:
+    """A constructor of the record `cls` that takes every field positionally, in field order.
+
+    Records are keyword-only, and a keyword call costs CPython 3.11 more than twice the
+    instructions of a positional one (an Override: ≈ 7,400 against 3,000): the evaluator builds
+    an Override per override word and a VarUse per expansion, tens of thousands over verl's
+    scripts. The object is the one the record's own `__init__` makes (which only assigns); a
+    field added to the record is an argument here too. Generated as dataclasses does it."""
+    names = [f.name for f in fields(cls)]
+    lines = [f"def make_{cls.__name__}({', '.join(names)}):", "    obj = new(cls)"]
+    lines += [f"    obj.{n} = {n}" for n in names] + ["    return obj"]
+    scope = {"new": object.__new__, "cls": cls}
+    exec("\n".join(lines), scope)  # noqa: S102 - the text is made here from field names
+    return scope[f"make_{cls.__name__}"]

@@ -19,9 +19,9 @@ from verl_lint.evaluate.model import (
     VarUse,
 )
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, positional,
-    unknown,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
 )
+from verl_lint.records import positional
 from verl_lint.shell import braces, patterns
 from verl_lint.shell.lexer import arithmetic_assignments
 from verl_lint.shell.model import (

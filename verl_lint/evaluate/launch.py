@@ -12,7 +12,8 @@ import re
 from typing import Callable
 
 from verl_lint.evaluate.model import Launch, Override, Passthrough, Unknown
-from verl_lint.evaluate.values import Field, Part, parts_value, positional
+from verl_lint.evaluate.values import Field, Part, parts_value
+from verl_lint.records import positional
 from verl_lint.shell.model import Command
 from verl_lint.source import Span
 

@@ -7,7 +7,6 @@ script word (or array element) it came from.
 
 from __future__ import annotations
 
-import dataclasses
 
 from verl_lint.evaluate.model import Anchored, Unknown
 from verl_lint.source import Span
@@ -33,22 +32,6 @@ Parts = tuple  # tuple[Part, ...]
 # bounds a value is Unknown, so no expansion allocates more than a few times this much.
 MAX_VALUE = 64 * 1024  # characters in one value
 MAX_ELEMENTS = 4096  # words in one array / "$@"
-def positional(cls):
-    """A constructor of the record `cls` that takes every field positionally, in field order.
-
-    Records are keyword-only, and a keyword call costs CPython 3.11 more than twice the
-    instructions of a positional one (an Override: ≈ 7,400 against 3,000): the evaluator builds
-    an Override per override word and a VarUse per expansion, tens of thousands over verl's
-    scripts. The object is the one the record's own `__init__` makes (which only assigns); a
-    field added to the record is an argument here too. Generated as dataclasses does it."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    lines = [f"def make_{cls.__name__}({', '.join(names)}):", "    obj = new(cls)"]
-    lines += [f"    obj.{n} = {n}" for n in names] + ["    return obj"]
-    scope = {"new": object.__new__, "cls": cls}
-    exec("\n".join(lines), scope)  # noqa: S102 - the text is made here from field names
-    return scope[f"make_{cls.__name__}"]
-
-
 def unknown(reason: str) -> Unknown:
     """`Unknown(reason=…)`, short for the evaluator's many unknown values."""
     return Unknown(reason=reason)
