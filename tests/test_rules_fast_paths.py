@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,24 @@ def test_names_close_on_verl_like_names():
         names = Names(pool)
         first = names.close(q)
         assert first == names.close(q) == _indexed_close(q, pool), q
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="the file budget needs setitimer")
+def test_per_context_runs_no_callback_the_file_budget_could_interrupt(monkeypatch):
+    """A weakref callback interrupted by the budget's alarm would print "Exception ignored in"
+    with a traceback (a file that ran out of time while its last context was freed)."""
+    from verl_lint.engine import file_budget
+    from verl_lint.rules.base import per_context
+
+    unraised: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+
+    class Ctx:
+        pass
+
+    ask = per_context(lambda ctx: [0] * 10)
+    for _ in range(300):
+        with file_budget(0.0005):
+            while True:  # left by the budget
+                ask(Ctx())
+    assert unraised == []

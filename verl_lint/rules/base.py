@@ -34,16 +34,12 @@ def per_context(compute: "Callable[[Any], _Answer]") -> "Callable[[Any], _Answer
     """`compute(ctx)`, answered once for the last context asked about.
 
     The engine runs every rule of a launch on one context object and several rules ask the
-    same question of it. The context is held weakly and its answer goes with it: held, it
-    would keep the last file's model and analysis alive until the next file's first question,
-    which would then pay for freeing them. `answer.holds()` tells whether an answer is kept."""
+    same question of it. The context is held weakly, so that nothing keeps the last file's
+    model alive; its answer is dropped when another context asks. No weakref callback drops it
+    sooner: the file budget's alarm can interrupt a callback, and Python prints what it raises
+    there as "Exception ignored in …". `answer.holds()` tells whether the answer kept is for a
+    live context."""
     last: "tuple[weakref.ref, Any] | None" = None
-
-    def forget(ref: weakref.ref) -> None:
-        nonlocal last
-        held = last
-        if held is not None and held[0] is ref:
-            last = None
 
     @functools.wraps(compute)
     def answer(ctx: Any) -> _Answer:
@@ -52,10 +48,10 @@ def per_context(compute: "Callable[[Any], _Answer]") -> "Callable[[Any], _Answer
         if held is not None and held[0]() is ctx:
             return held[1]
         value = compute(ctx)
-        last = (weakref.ref(ctx, forget), value)
+        last = (weakref.ref(ctx), value)
         return value
 
-    answer.holds = lambda: last is not None  # type: ignore[attr-defined]
+    answer.holds = lambda: last is not None and last[0]() is not None  # type: ignore[attr-defined]
     return answer
 
 
