@@ -87,6 +87,15 @@ def test_every_file_once_and_in_order(tmp_path, linted_by):
     assert len(linted_by) == len(paths) + len(here)  # the serial run, then the parent's share
 
 
+def test_a_kept_pool_is_sized_for_the_run_not_its_first_batch(scripts, linted_by):
+    pool = WorkerPool()
+    try:
+        lint_paths(scripts[:2], lambda p: Settings(), jobs=3, pool=pool)  # two files start it
+        assert pool.executor(1)._max_workers == 2  # jobs - 1: this process is the third
+    finally:
+        pool.close()
+
+
 def test_a_running_pool_is_not_warmed_again(scripts, linted_by):
     pool = WorkerPool()
     try:

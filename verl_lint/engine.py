@@ -518,7 +518,9 @@ def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], N
             # by every worker instead of being loaded by each
             report(tasks[0], _lint_task(tasks[0]))
         rest = tasks[finished:]
-        executor = pool.executor(max(1, min(jobs - 1, len(rest) - 1)))
+        # a pool kept for later batches is sized for the run (`jobs`), not for the batch that
+        # happens to start it: a first batch of two misses would leave one worker for all
+        executor = pool.executor(max(1, jobs - 1 if not own else min(jobs - 1, len(rest) - 1)))
         # small chunks, so that the last ones finish close together (verl's scripts
         # differ ten-fold in work; 22-file chunks left one worker idle ≈ 60 ms of 0.5 s);
         # a chunk's round trip costs far less than a file
