@@ -263,10 +263,10 @@ class WordLexer:
         return Word(span=self.span_of(start, end),
                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
 
-    def fast_pieces(self, start: int, end: int, text: str, base: int = 0) -> list[Piece] | None:
+    def fast_pieces(self, start: int, end: int, text: str) -> list[Piece] | None:
         """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `"$@"`, `"${ARR[@]}"`,
         `k="$HOME/x"`) by regex, `${X:-…}` and `$(…)` as `pieces` takes them, or None to take
-        the general lexer. `text[i - base]` is the
+        the general lexer. `text[i]` is the
         character at byte `i` (the word is ASCII). Yields exactly what `pieces` yields (a
         property test compares them)."""
         out: list[Piece] = []
@@ -293,7 +293,7 @@ class WordLexer:
             ve = m.end()
             # the groups by how often they come in verl's scripts
             if g == 1:
-                raw = text[a - base:b - base]
+                raw = text[a:b]
                 out.append(Piece(kind="literal", span=span_of(a, b), text=raw,
                                  quoted=quoted, value=raw))
             elif g == 11:  # a double quote
@@ -306,25 +306,25 @@ class WordLexer:
                     quoted = "none"
             elif g < 8 and g != 2:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
                 if g == 7:
-                    name, index = text[m.start(6 - (quoted == "double")) - base:
-                                       m.end(6 - (quoted == "double")) - base], text[a - base]
+                    name, index = text[m.start(6 - (quoted == "double")):
+                                       m.end(6 - (quoted == "double"))], text[a]
                 else:
-                    name, index = text[a - base:b - base], None
+                    name, index = text[a:b], None
                 out.append(Piece(kind="variable", span=span_of(pos, ve),
-                                 text=text[pos - base:ve - base], quoted=quoted, name=name,
+                                 text=text[pos:ve], quoted=quoted, name=name,
                                  index=index, braced=g == 3 or g == 7))
             elif g == 10:  # ${X:-v}: `braced`'s piece, its argument lexed as `braced` does
                 d = quoted == "double"
                 out.append(Piece(kind="variable", span=span_of(pos, ve),
-                                 text=text[pos - base:ve - base], quoted=quoted,
-                                 name=text[m.start(8 - d) - base:m.end(8 - d) - base],
-                                 operator=text[m.start(9 - d) - base:m.end(9 - d) - base],
+                                 text=text[pos:ve], quoted=quoted,
+                                 name=text[m.start(8 - d):m.end(8 - d)],
+                                 operator=text[m.start(9 - d):m.end(9 - d)],
                                  argument=self.word(a, b, "double" if d else "none"),
                                  braced=True))
             else:  # 2 '…'
                 out.append(Piece(kind="literal", span=span_of(pos, ve),
-                                 text=text[pos - base:ve - base], quoted="single",
-                                 value=text[a - base:b - base]))
+                                 text=text[pos:ve], quoted="single",
+                                 value=text[a:b]))
             pos = ve
         return None if quoted != "none" else out
 
