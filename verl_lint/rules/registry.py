@@ -66,6 +66,8 @@ def rule_table(namespace: str, describe: Callable[[type[Rule]], T]) -> dict[str,
                 _load_builtin()
                 table = {c: describe(r) for c, r in _RULES.items()}
                 cache.store(namespace, code_stamp(), table)
+                _BUILTIN[namespace] = table
+                return dict(sorted(table.items()))  # every rule is loaded: this is all of them
             _BUILTIN[namespace] = table
         if not _LOADED:
             added = {c: describe(r) for c, r in _RULES.items()}
