@@ -78,8 +78,9 @@ def test_recursive_repr_and_methods_written_in_the_body():
     loop = record(type("Loop", (), {"__annotations__": {"kids": "list"}}))
     x = loop(kids=[])
     x.kids.append(x)
-    assert repr(x) == "Loop(kids=[...])" == repr(PLAIN(type("Loop", (), {
-        "__annotations__": {"kids": "list"}}))(kids=[])).replace("[]", "[...]")
+    y = PLAIN(type("Loop", (), {"__annotations__": {"kids": "list"}}))(kids=[])
+    y.kids.append(y)
+    assert repr(x) == "Loop(kids=[...])" == repr(y)  # dataclasses' own recursive repr
     with pytest.raises(TypeError):
         record(type("Hashed", (), {"__annotations__": {"a": "int"}, "__hash__": lambda s: 1}))
 
