@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -100,6 +100,46 @@ def test_cached_reports_equal_fresh_ones_fixes_included(cache_dir, scripts):
         assert [asdict(d) for d in a.diagnostics] == [asdict(d) for d in b.diagnostics]
         assert [d.span.positions for d in a.diagnostics] == \
             [d.span.positions for d in b.diagnostics]
+
+
+WRITERS: list = []  # [path]: each process that stores an entry appends its pid there
+
+
+def _logged_store(self, report):  # module-level: forked workers call it by name
+    with open(WRITERS[0], "a") as log:
+        log.write(f"{os.getpid()}\n")
+    return _plain_store(self, report)
+
+
+_plain_store = result_cache.EntryWriter.store
+
+
+def test_each_process_stores_what_it_linted(cache_dir, scripts, tmp_path, monkeypatch):
+    files = sorted(scripts.rglob("*.sh"))
+    settings_for = SettingsResolver()
+    WRITERS[:] = [str(tmp_path / "writers.log")]
+    monkeypatch.setattr(result_cache.EntryWriter, "store", _logged_store)
+    filling = result_cache.ResultCache()
+    lint_paths(files, settings_for, cache=filling, jobs=2)
+    writers = (tmp_path / "writers.log").read_text().split()
+    assert len(writers) == len(files) and len(set(writers)) == 2  # the parent and a worker
+    assert filling.stored == len(entries()) == storable(scripts)
+    warm = result_cache.ResultCache()
+    lint_paths(files, settings_for, cache=warm, jobs=2)
+    assert warm.hits == len(files) and warm.stored == 0
+
+
+def test_a_report_judged_against_another_verl_is_not_stored(cache_dir, scripts):
+    target = sorted(scripts.glob("*.sh"))[0]
+    settings_for = SettingsResolver()
+    cache = result_cache.ResultCache()
+    assert cache.load(target, settings_for(target), str(target)) is None
+    _, writer = cache.pending(target)
+    [report] = lint_paths([target], settings_for)
+    assert report.version is not None and report.depends_on is not None
+    other = writer._replace(choice=replace(report.version, version="0.0.1"))
+    assert not other.store(report) and not entries() and report.json_entry is None
+    assert writer.store(report) and len(entries()) == 1 and report.json_entry is not None
 
 
 def test_fix_modes_are_unchanged_by_a_warm_cache(cache_dir, scripts, tmp_path):

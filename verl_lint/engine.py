@@ -33,7 +33,7 @@ from verl_lint.source import SourceText
 from verl_lint.suppressions import UNUSED_CODE, parse_suppressions
 
 if TYPE_CHECKING:
-    from verl_lint.result_cache import ResultCache
+    from verl_lint.result_cache import EntryWriter, ResultCache
 
 DEFAULT_TIMEOUT = 20.0  # seconds per file; a pathological file is reported, not stuck
 
@@ -384,9 +384,13 @@ def lint_with_budget(source: SourceText, settings: Settings, *, path: str,
     return FileReport(path=path, source=source, error=gave_up(budget))
 
 
-def _lint_task(args: tuple[Path, Settings, str, SourceText | None]) -> FileReport:
-    path, settings, display, source = args
-    return lint_file(path, settings, display=display, source=source)
+def _lint_task(args: tuple[Path, Settings, str, SourceText | None, "EntryWriter | None"]
+               ) -> FileReport:
+    path, settings, display, source, writer = args
+    report = lint_file(path, settings, display=display, source=source)
+    if writer is not None:  # stored by the process that linted it
+        writer.store(report)
+    return report
 
 
 def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
@@ -428,18 +432,18 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         reports: list[FileReport | None] = [None] * len(tasks)
         if cache is not None and not looked_up:
             reports = [cache.load(*t) for t in tasks]
-        # a file the cache missed is linted from the bytes it read
-        todo = [(*t, cache.read_for_lint(t[0]) if cache is not None else None)
+        # a file the cache missed is linted from the bytes it read, and stored where linted
+        todo = [(*t, *(cache.pending(t[0]) if cache is not None else (None, None)))
                 for t, r in zip(tasks, reports) if r is None]
         if jobs is None:
             many = len(todo) > AUTO_JOBS_MIN_FILES or (pool is not None and pool.running)
             jobs = (os.cpu_count() or 1) if many else 1
         fresh: list[FileReport] = []
 
-        def done(task: tuple[Path, Settings, str], report: FileReport) -> None:
+        def done(task: tuple, report: FileReport) -> None:
             fresh.append(report)
-            if cache is not None:  # while the workers lint the next files
-                cache.store(task[0], task[1], report)
+            if cache is not None:
+                cache.linted(report)
 
         finished = _lint_parallel(todo, jobs, done, pool) if jobs > 1 and len(todo) > 1 else 0
         for t in todo[finished:]:  # all of them, or what a pool that could not start left

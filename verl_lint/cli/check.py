@@ -310,7 +310,7 @@ def _device_skip(t: Target, settings, results) -> str | None:
     if not _pins_device(settings):
         return None
     # the script the cache read to look it up, which the engine then lints: read once
-    source = results.read_for_lint(t.path, keep=True) if results is not None else None
+    source = results.pending(t.path, keep=True).source if results is not None else None
     if source is None:
         return _file_device_error(t.path, settings)
     return _device_error(source.data, str(t.path), settings)
