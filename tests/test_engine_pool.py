@@ -1,7 +1,8 @@
-"""The process pool of `lint_paths`: the first file is linted before the workers are forked (so
-they inherit what linting loads on first use), then the workers take files from the front and
-the parent from the back, reported in order; a pool that cannot start leaves the rest to the
-parent, which lints each file once."""
+"""The worker processes of `lint_paths` (`verl_lint.workers`): the first file is linted before
+the workers are forked (so they inherit what linting loads on first use), then the workers take
+files from the front and the parent from the back, reported in order; without processes, or
+when a worker dies, the parent lints what is left, each file once; Ctrl-C ends the workers and
+no process is left behind."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import time
 
 import pytest
 
-from verl_lint import engine
-from verl_lint.engine import WorkerPool, lint_paths
+from verl_lint import engine, workers
+from verl_lint.engine import lint_paths
 from verl_lint.settings import Settings
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="forked workers (Linux)")
@@ -87,38 +88,56 @@ def test_every_file_once_and_in_order(tmp_path, linted_by):
     assert len(linted_by) == len(paths) + len(here)  # the serial run, then the parent's share
 
 
-def test_a_kept_pool_is_sized_for_the_run_not_its_first_batch(scripts, linted_by):
-    pool = WorkerPool()
-    try:
-        lint_paths(scripts[:2], lambda p: Settings(), jobs=3, pool=pool)  # two files start it
-        assert pool.executor(1)._max_workers == 2  # jobs - 1: this process is the third
-    finally:
-        pool.close()
-
-
-def test_a_running_pool_is_not_warmed_again(scripts, linted_by):
-    pool = WorkerPool()
-    try:
-        lint_paths(scripts[:2], lambda p: Settings(), jobs=2, pool=pool)  # forks the workers
-        CALLS.clear()
-        reports = lint_paths(scripts, lambda p: Settings(), jobs=2, pool=pool)
-    finally:
-        pool.close()
-    assert [r.path for r in reports] == [str(p) for p in scripts]
-    # no first file linted in the parent before the workers: it only took files from the back
-    assert CALLS == sorted(CALLS, reverse=True)
-    assert sorted(CALLS) == [p for p, r in zip(scripts, reports) if r.error == "parent"]
-
-
-def test_a_pool_that_cannot_start_leaves_the_rest_to_the_parent(scripts, linted_by,
-                                                                monkeypatch):
-    def no_processes(self, workers):
-        raise OSError("no process support")
-
-    monkeypatch.setattr(WorkerPool, "executor", no_processes)
+def test_without_fork_the_parent_lints_every_file_in_order(scripts, linted_by, monkeypatch):
+    monkeypatch.setattr(workers, "available", lambda: False)
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2)
     assert [r.error for r in reports] == ["parent"] * len(scripts)
     assert linted_by == scripts  # each file once, in order
+
+
+def test_when_no_process_can_be_forked_the_parent_lints_the_rest(scripts, linted_by,
+                                                                 monkeypatch):
+    def no_processes():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_processes)
+    reports = lint_paths(scripts, lambda p: Settings(), jobs=3)
+    assert [r.path for r in reports] == [str(p) for p in scripts]
+    assert [r.error for r in reports] == ["parent"] * len(scripts)
+    assert sorted(linted_by) == scripts
+
+
+DIE_AT: list = []  # [path]: a worker that reaches this file dies (killed, out of memory)
+
+
+def _dying_task(t):  # module-level: the workers call it by name after the fork
+    if os.getpid() != PARENT and DIE_AT and t[0] == DIE_AT[0]:
+        os._exit(9)
+    return _task(t)
+
+
+def test_a_worker_that_dies_leaves_its_files_to_the_parent(tmp_path, linted_by, monkeypatch):
+    paths = []
+    for i in range(40):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nbad_{i}\n")
+        paths.append(p)
+    DIE_AT[:] = [paths[3]]  # in the worker's first chunks
+    monkeypatch.setattr(engine, "_lint_task", _dying_task)
+    try:
+        reports = lint_paths(paths, lambda p: Settings(), jobs=2)
+    finally:
+        DIE_AT.clear()
+    assert [r.path for r in reports] == [str(p) for p in paths]
+    assert [r.diagnostics for r in reports] == \
+        [r.diagnostics for r in lint_paths(paths, lambda p: Settings(), jobs=1)]
+    assert reports[3].error == "parent"  # the chunk the worker died in, linted again here
+    _no_child_left()
+
+
+def _no_child_left() -> None:
+    with pytest.raises(ChildProcessError):  # every worker was reaped: no zombie is left
+        os.waitpid(-1, os.WNOHANG)
 
 
 def test_an_interrupted_run_leaves_the_files_no_worker_started(tmp_path, linted_by):
@@ -132,5 +151,23 @@ def test_an_interrupted_run_leaves_the_files_no_worker_started(tmp_path, linted_
     with pytest.raises(KeyboardInterrupt):
         lint_paths(paths, lambda p: Settings(), jobs=2)
     linted = (tmp_path / "worker.log").read_text().split() if WORKER_LOG[0].exists() else []
-    # the chunks a worker had taken (its queue holds two) are finished, not the other 39 files
-    assert len(linted) < 20
+    # the worker is ended where it was, not left to lint the other 39 files
+    assert len(linted) < 5
+    _no_child_left()
+
+
+def test_output_buffered_before_the_fork_is_written_once(tmp_path):
+    for i in range(6):
+        (tmp_path / f"s{i}.sh").write_text("#!/bin/bash\necho x\n")
+    code = ("import sys, pathlib\n"
+            "from verl_lint.engine import lint_paths\n"
+            "from verl_lint.settings import Settings\n"
+            "sys.stdout.write('before the workers\\n')  # buffered: stdout is a pipe\n"
+            f"lint_paths(sorted(pathlib.Path({str(tmp_path)!r}).glob('*.sh')), "
+            "lambda p: Settings(), jobs=3)\n"
+            "print('after')\n")
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "before the workers\nafter\n"

@@ -380,11 +380,12 @@ def test_jobs_default_uses_a_pool_only_for_many_files(scripts, monkeypatch):
     pools = []
     real = engine._lint_parallel
     monkeypatch.setattr(engine, "_lint_parallel",
-                        lambda tasks, jobs, done, pool=None: pools.append(jobs)
-                        or real(tasks, jobs, done, pool))
-    assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=None)] == serial
-    assert pools == []  # fewer files than AUTO_JOBS_MIN_FILES: serial
-    monkeypatch.setattr(engine, "AUTO_JOBS_MIN_FILES", 4)
+                        lambda tasks, jobs, done: pools.append(jobs) or real(tasks, jobs, done))
+    few = files[:engine.AUTO_JOBS_MIN_FILES]
+    assert [r.diagnostics for r in lint_paths(few, SettingsResolver(), jobs=None)] == \
+        serial[:len(few)]
+    assert pools == []  # no more files than AUTO_JOBS_MIN_FILES: serial
+    assert len(files) > engine.AUTO_JOBS_MIN_FILES
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
     assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), jobs=None)] == serial
     assert pools == [2]

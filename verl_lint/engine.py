@@ -411,18 +411,17 @@ def tune_gc_for_batch(*, freeze: bool = True) -> tuple[int, int, int]:
     return previous
 
 
-AUTO_JOBS_MIN_FILES = 48  # `jobs=None`: a process pool only pays for itself beyond this many
+AUTO_JOBS_MIN_FILES = 8  # `jobs=None`: forking workers only pays for itself beyond this many
 
 
 def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], *,
                jobs: int | None = 1, display: Callable[[Path], str] = str,
-               cache: "ResultCache | None" = None, looked_up: bool = False,
-               pool: "WorkerPool | None" = None) -> list[FileReport]:
-    """Lint files in the given order; `jobs > 1` uses a process pool (same output order),
-    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting (or the
-    `pool` a caller keeps for its batches runs already). With a `cache`, unchanged files get
-    their stored report (`looked_up`: the caller asked the cache already, these all missed)
-    and new clean reports are stored."""
+               cache: "ResultCache | None" = None, looked_up: bool = False
+               ) -> list[FileReport]:
+    """Lint files in the given order; `jobs > 1` in that many processes (same output order),
+    `jobs=None` one per CPU when more than `AUTO_JOBS_MIN_FILES` files need linting. With a
+    `cache`, unchanged files get their stored report (`looked_up`: the caller asked the cache
+    already, these all missed) and new clean reports are stored."""
     import gc
 
     frozen_before = gc.get_freeze_count()
@@ -436,8 +435,7 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         todo = [(*t, *(cache.pending(t[0]) if cache is not None else (None, None)))
                 for t, r in zip(tasks, reports) if r is None]
         if jobs is None:
-            many = len(todo) > AUTO_JOBS_MIN_FILES or (pool is not None and pool.running)
-            jobs = (os.cpu_count() or 1) if many else 1
+            jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
         fresh: list[FileReport] = []
 
         def done(task: tuple, report: FileReport) -> None:
@@ -445,8 +443,8 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
             if cache is not None:
                 cache.linted(report)
 
-        finished = _lint_parallel(todo, jobs, done, pool) if jobs > 1 and len(todo) > 1 else 0
-        for t in todo[finished:]:  # all of them, or what a pool that could not start left
+        finished = _lint_parallel(todo, jobs, done) if jobs > 1 and len(todo) > 1 else 0
+        for t in todo[finished:]:  # all of them where processes cannot be forked
             done(t, _lint_task(t))
         if cache is not None:
             cache.finish()
@@ -458,112 +456,31 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
             gc.unfreeze()
 
 
-class WorkerPool:
-    """The worker processes of one run's batches (`lint_paths(pool=…)`): forked by the first
-    batch that uses them, so a run of many batches loads the workers once; `close()` ends it."""
-
-    def __init__(self) -> None:
-        self._executor = None
-
-    @property
-    def running(self) -> bool:
-        return self._executor is not None
-
-    def executor(self, workers: int):
-        if self._executor is None:
-            import multiprocessing
-            import sys
-            from concurrent.futures import ProcessPoolExecutor
-
-            # rules loaded before the pool starts are inherited by forked workers; fork
-            # explicitly on Linux (Python 3.14 defaults to forkserver there, whose workers would
-            # import everything again), the platform default elsewhere (macOS: spawn)
-            from verl_lint.rules.registry import all_rules
-
-            all_rules()
-            context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-            self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-        return self._executor
-
-    def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()
-            self._executor = None
-
-
 def _lint_chunk(tasks: list) -> list[FileReport]:
     return [_lint_task(t) for t in tasks]
 
 
-def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None],
-                   pool: WorkerPool | None = None) -> int:
-    """Lint `tasks` in `jobs` processes: this one and a pool of `jobs - 1` workers (the caller's
-    `pool`, else one for these tasks), calling `done(task, report)` in order as reports
-    arrive; returns how many tasks were reported, fewer than all when this platform has no
-    process support (the caller lints the rest).
+def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None]) -> int:
+    """Lint `tasks` in `jobs` processes (`verl_lint.workers`), calling `done(task, report)` in
+    order; returns how many tasks were reported: none where processes cannot be forked (the
+    caller lints them)."""
+    from verl_lint import workers
 
-    The workers take chunks of files from the front while this process takes them from the
-    back (cancelling chunks no worker has started) until they meet: this process would
-    otherwise sit idle, and each worker costs a fork, the copy of the pages it touches and
-    the pickling of its reports."""
-    own = pool is None
-    pool = pool or WorkerPool()
-    finished = 0
+    if not workers.available():
+        return 0
+    # the first file is linted here, before the fork: what linting loads on first use (the
+    # rules, the parser, the verl release's data, per-process memos: ≈ 50 ms) is inherited by
+    # every worker instead of being loaded by each
+    done(tasks[0], _lint_task(tasks[0]))
+    rest = tasks[1:]
+    # small chunks, so that the last ones finish close together (verl's scripts differ
+    # ten-fold in work); a chunk's round trip costs far less than a file
+    size = max(1, min(4, len(rest) // (jobs * 8)))
+    chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
 
-    def report(task: tuple, r: FileReport) -> None:
-        nonlocal finished
-        done(task, r)
-        finished += 1
+    def chunk_done(index: int, reports: list[FileReport]) -> None:
+        for task, report in zip(chunks[index], reports):
+            done(task, report)
 
-    try:
-        if not pool.running:
-            # the first file is linted here, before the fork: what linting loads on first use
-            # (the parser, the verl release's data, per-process memos: ≈ 10 ms) is inherited
-            # by every worker instead of being loaded by each
-            report(tasks[0], _lint_task(tasks[0]))
-        rest = tasks[finished:]
-        # a pool kept for later batches is sized for the run (`jobs`), not for the batch that
-        # happens to start it: a first batch of two misses would leave one worker for all
-        executor = pool.executor(max(1, jobs - 1 if not own else min(jobs - 1, len(rest) - 1)))
-        # small chunks, so that the last ones finish close together (verl's scripts
-        # differ ten-fold in work; 22-file chunks left one worker idle ≈ 60 ms of 0.5 s);
-        # a chunk's round trip costs far less than a file
-        size = max(1, min(4, len(rest) // (jobs * 8)))
-        chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
-        futures: list = []
-        try:
-            futures.extend(executor.submit(_lint_chunk, chunk) for chunk in chunks)
-            _share(chunks, futures, report)
-            return finished
-        finally:  # an interrupted run (Ctrl-C) leaves the chunks no worker has started
-            for future in futures:
-                future.cancel()
-    except (OSError, NotImplementedError, PermissionError):
-        own = True  # a pool that cannot start is not kept for the next batch
-        return finished  # no process support here (sandbox): the caller lints the rest
-    finally:
-        if own:
-            pool.close()
-
-
-def _share(chunks: list[list], futures: list, done: Callable[[tuple, FileReport], None]) -> None:
-    """Lint chunks from the back here while the workers lint `futures` from the front (each
-    chunk this process takes is one no worker had started: its future is cancelled), calling
-    `done` for every task in order."""
-    here: dict[int, list[FileReport]] = {}  # chunks linted in this process
-    out = 0  # the next chunk to report
-
-    def report(wait: bool) -> None:
-        nonlocal out
-        while out < len(chunks) and (out in here or wait or futures[out].done()):
-            reports = here.pop(out) if out in here else futures[out].result()
-            for task, r in zip(chunks[out], reports):
-                done(task, r)
-            out += 1
-
-    last = len(chunks) - 1
-    while last >= out and futures[last].cancel():
-        here[last] = _lint_chunk(chunks[last])
-        last -= 1
-        report(wait=False)  # what the workers finished meanwhile (the cache stores it)
-    report(wait=True)
+    workers.lint_chunks(chunks, jobs, _lint_chunk, chunk_done)
+    return len(tasks)

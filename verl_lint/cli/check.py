@@ -258,14 +258,9 @@ def iter_reports(targets: Sequence[Target], settings_for, jobs: int | None,
     from verl_lint.result_cache import ResultCache, enabled
 
     results = ResultCache() if cache and enabled() else None
-    pool: list = []  # the run's worker pool, made by the first batch the cache does not answer
-    try:
-        for start in range(0, len(targets), STREAM_FILES):
-            yield from error_reports(targets[start:start + STREAM_FILES],
-                                     lambda ok: _lint_ok(ok, settings_for, jobs, results, pool))
-    finally:
-        for workers in pool:
-            workers.close()
+    for start in range(0, len(targets), STREAM_FILES):
+        yield from error_reports(targets[start:start + STREAM_FILES],
+                                 lambda ok: _lint_ok(ok, settings_for, jobs, results))
 
 
 def lint_reports(targets: Sequence[Target], settings_for, opts: CheckOptions) -> Iterator:
@@ -275,8 +270,7 @@ def lint_reports(targets: Sequence[Target], settings_for, opts: CheckOptions) ->
     return once_per_run(iter_reports(targets, settings_for, jobs, cache=not opts.no_cache))
 
 
-def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results,
-             pool: list) -> list:
+def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results) -> list:
     disk = [t for t in targets if t.data is None]
     # what the cache answers first: a run it answers whole never imports the engine and rules
     stored = [results.load(t.path, settings_for(t.path), t.display) if results else None
@@ -294,13 +288,11 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results,
         todo = [t for t in todo if t.path not in skipped]
     linted = iter(())
     if todo:
-        from verl_lint.engine import WorkerPool, lint_paths
+        from verl_lint.engine import lint_paths
 
-        if not pool:
-            pool.append(WorkerPool())
         linted = iter(lint_paths([t.path for t in todo], settings_for, jobs=jobs,
                                  display={t.path: t.display for t in todo}.__getitem__,
-                                 cache=results, looked_up=True, pool=pool[0]))
+                                 cache=results, looked_up=True))
     by_path = iter([r if r is not None else next(linted) for r in stored])
     return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
             for t in targets]
