@@ -28,7 +28,7 @@ from verl_lint.shell.model import (
     Assignment, Case, Command, Function, Group, If, Loop, Other, Piece, Pipeline, ScriptModel,
     SetOptions, Unset, Word, children,
 )
-from verl_lint.source import Span
+from verl_lint.source import Span, SpanFactory
 
 # always provided by the environment or by bash itself
 ENV_NAMES = frozenset({
@@ -106,7 +106,10 @@ def _feeding(acc: list) -> tuple:
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
     if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
         return acc[0][1]
-    spans = [fed for _, fed in acc if fed]  # `X=${X:-d}`: X is unset, `d` feeds nothing
+    spans = []
+    for _, fed in acc:  # a loop, not a comprehension (a call): a third of the words use none
+        if fed:  # `X=${X:-d}`: X is unset, `d` feeds nothing
+            spans.append(fed)
     if not spans:
         return ()
     if len(spans) == 1 and type(spans[0]) is tuple and len(spans[0]) == 1:
@@ -208,7 +211,10 @@ class Interpreter:
         # per function call: outer values of its `local`s and `N=4 fn` prefixes, restored after
         self.frames: list[dict[str, Var | None]] = []
         self.first_launch_state: tuple[bool, object] | None = None
-        self.span_of = model.span  # bound once: every word and override asks for spans
+        # bound once: every override asks for two spans. A SpanFactory's own bound `__call__`:
+        # calling the instance goes through a type slot, ≈ 700 CPU instructions more a call
+        span_of = model.span
+        self.span_of = span_of.__call__ if isinstance(span_of, SpanFactory) else span_of
         self.steps = _MAX_STEPS
 
     # ------------------------------------------------------------------------------------------

@@ -250,47 +250,53 @@ def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str]
     """`vals`/`leads`: each field's value (None for a passthrough) and known lead, as
     `detect_launch` computed them."""
     k = 0
-    while k < len(fields):
+    n = len(fields)
+    overrides = launch.overrides
+    while k < n:
         f = fields[k]
         if f.passthrough is not None:
             launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough,
-                                                 position=len(launch.overrides)))
-            k += 1
+                                                 position=len(overrides)))
+        elif leads[k].startswith("-"):  # tested first, alone: the hundreds of overrides are not
+            k = _option(launch, fields, vals, leads[k], k)
             continue
-        value, lead = vals[k], leads[k]
-        flag = lead.split("=", 1)[0] if lead.startswith("-") else None
-        if flag in _CONFIG_FLAGS:
-            if "=" in lead:
-                value = value.split("=", 1)[1] if isinstance(value, str) else _after_flag(f)
-                span = f.span
-                k += 1
-            elif k + 1 < len(fields):
-                nf = fields[k + 1]
-                value = nf.value
-                span = nf.span
-                k += 2
-            else:
-                k += 1
-                continue
-            if flag in ("--config-path", "-cp"):
-                launch.config_path = value
-            elif flag in ("--config-dir", "-cd"):
-                launch.config_dirs.append(value)
-            else:
-                launch.config_name = value
-                launch.config_name_span = span
-            continue
-        if flag is not None:
-            k += 2 if flag in _HYDRA_FLAGS_WITH_ARG and "=" not in lead else 1
-            continue
-        if "=" not in lead and isinstance(value, Unknown) and _lead(f)[1]:
-            # an Unknown part follows the lead: `value` is that first Unknown part
+        elif "=" not in leads[k] and isinstance(vals[k], Unknown) and _lead(f)[1]:
+            # an Unknown part follows the lead: `vals[k]` is that first Unknown part
             launch.passthrough.append(Passthrough(
-                span=f.span, reason=f"override key only known at run time: {value.reason}",
-                position=len(launch.overrides)))
+                span=f.span, reason=f"override key only known at run time: {vals[k].reason}",
+                position=len(overrides)))
         else:
-            launch.overrides.append(_override(f, value, lead, span_fn))
+            overrides.append(_override(f, vals[k], leads[k], span_fn))
         k += 1
+
+
+def _option(launch: Launch, fields: list[Field], vals: list, lead: str, k: int) -> int:
+    """Read the option word `fields[k]` (Hydra's `--config-name x`, `-cn=x`, `--cfg job`…) into
+    `launch`; the index of the word after it (and after its argument)."""
+    flag = lead.split("=", 1)[0]
+    if flag not in _CONFIG_FLAGS:
+        return k + (2 if flag in _HYDRA_FLAGS_WITH_ARG and "=" not in lead else 1)
+    f = fields[k]
+    value = vals[k]
+    if "=" in lead:
+        value = value.split("=", 1)[1] if isinstance(value, str) else _after_flag(f)
+        span = f.span
+        k += 1
+    elif k + 1 < len(fields):
+        nf = fields[k + 1]
+        value = nf.value
+        span = nf.span
+        k += 2
+    else:
+        return k + 1
+    if flag in ("--config-path", "-cp"):
+        launch.config_path = value
+    elif flag in ("--config-dir", "-cd"):
+        launch.config_dirs.append(value)
+    else:
+        launch.config_name = value
+        launch.config_name_span = span
+    return k
 
 
 def _lead(f: Field) -> tuple[str, bool]:
@@ -330,13 +336,18 @@ def _spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn
     head = parts[0] if parts else None
     src = head.src if head is not None else None
     end = b + (eq >= 0)  # the key and its `=` (eq == b when there is one)
-    if src is not None and type(head.value) is str and len(head.value) >= end \
-            and head.value.isascii() and span.start <= src and src + end <= span.end:
+    text = head.value if src is not None else None
+    if type(text) is str and len(text) >= end and text.isascii() and span.start <= src \
+            and src + end <= span.end:
         # most overrides: the key and its `=` sit verbatim in the word's first part (`k=v`,
         # `k=$V`), where the walks of `_walked_spans` stop, with the same ranges
         value_span = None
-        if eq >= 0 and value_known and (len(parts) == 1 or None not in [q.src for q in parts[1:]]):
-            value_span = span_fn(src + eq + 1, span.end)
+        if eq >= 0 and value_known:
+            for q in parts[1:]:  # a loop, not a comprehension (a call): half the words have 2
+                if q.src is None:
+                    break  # `k=$V`: the value is not script text
+            else:
+                value_span = span_fn(src + eq + 1, span.end)
         return span_fn(src + a, src + b) or span, value_span
     return _walked_spans(f, a, b, eq, value_known, span_fn)
 
