@@ -1212,19 +1212,17 @@ class Interpreter:
         keyword argument costs a call about a thousand CPU instructions more."""
         own = [] if acc is None else acc
         parts: list[Part] = []
-        blank = True  # every part so far is empty text: a `~` here is at the start
         for p in w.pieces:
             if p.kind == "literal":
                 val = (_literal_part(p),)
                 if assignment and p.quoted == "none" and "~" in p.value:
-                    val = _tilde(val[0], blank)
+                    val = _tilde(val[0], _blank(parts))  # `~` after only empty text: a start
             else:
                 kind, val = (self.var_parts if p.kind == "variable" else self.piece)(
                     p, st, own, in_dq or p.quoted == "double")
                 if kind == "fields":
                     val = (Part(join_values([f.value for f in val])),)
             parts.extend(val)
-            blank = blank and _blank(val)
         if acc_fed:
             return tuple(parts), _feeding(own)
         return tuple(parts)
@@ -1273,26 +1271,23 @@ class Interpreter:
                     first = None
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
-        blank = True  # every part of `cur` is empty text (a `~` next is at the word's start)
         # why `cur` may stand for any number of words: an element only known at run time, or
         # the result of an unquoted expansion bash globs against file names
         many: str | None = None
         globs = "noglob" not in st.options
 
         def add(parts, reason: str | None = None) -> None:  # in place: a word stays linear
-            nonlocal cur, blank, many
+            nonlocal cur, many
             if cur is None:
                 cur = []
             cur.extend(parts)
-            blank = blank and _blank(parts)
             many = many or reason
 
         def finish() -> None:
-            nonlocal cur, blank, many
+            nonlocal cur, many
             if cur is not None:
                 out.append(Field(cur, w.span, passthrough=many))
             cur = None
-            blank = True
             many = None
 
         def globbed(text: str, what: str) -> str | None:
@@ -1304,7 +1299,9 @@ class Interpreter:
         for k, p in enumerate(pieces):
             if p.kind == "literal":  # without `piece`: half the pieces of the words here
                 part = _literal_part(p)
-                add(_tilde(part, blank) if p.quoted == "none" and "~" in p.value else (part,))
+                # a `~` counts as at the word's start when every part before it is empty text
+                add(_tilde(part, cur is None or _blank(cur)) if p.quoted == "none" and "~" in
+                    p.value else (part,))
                 continue
             if first is not None:
                 kind, val = first
