@@ -2,6 +2,8 @@
 
 - a `~` after parts that are all empty text counts as at the word's start (the state that
   tracked it is now worked out from the parts when a `~` comes), in words and assignments;
+- the glob test of an unquoted expansion is a module function (`interp._globbed`), not a closure
+  made for every word: `set -f` still turns it off;
 - option words of a launch (`--config-name x`, `-cn=x`, `--cfg job`, `-p pkg`) are read by
   `launch._option` apart from the overrides, in argv order with passthroughs;
 """
@@ -80,3 +82,20 @@ def test_an_unknown_option_value_and_an_unknown_key():
     # `"$K"=2` and `x$K=3`: the key is only known at run time
     assert [(p.position, p.reason.startswith("override key only known"))
             for p in launch.passthrough] == [(1, True), (1, True)]
+
+
+# ---- unquoted expansions that bash globs ---------------------------------------------------
+
+@pytest.mark.parametrize("noglob", [False, True])
+def test_an_unquoted_pattern_is_many_words_unless_globbing_is_off(noglob):
+    text = ("set -f\n" if noglob else "") + \
+        "V='*.parquet'\nA=($V)\npython3 -m verl.trainer.main_ppo k=$V $V \"${A[@]}\"\n"
+    launch = _launch(text)
+    if noglob:
+        assert [o.text for o in launch.overrides] == ["k=*.parquet", "*.parquet", "*.parquet"]
+        assert launch.passthrough == []
+    else:
+        assert launch.overrides == []
+        assert len(launch.passthrough) == 3
+        assert all("which bash matches against file names" in p.reason
+                   for p in launch.passthrough)

@@ -46,6 +46,9 @@ _MAX_STEPS = 20_000
 _MAX_PARTS = 64  # known and unknown pieces a value keeps apart (`X="$X$X"` must not double)
 _var_use = positional(VarUse)  # one per variable use: see `positional`
 _DEFAULT_OPS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})  # `${X:-word}` & co
+# `${A[@]}`, `"$@"`: a set, not a tuple, since most names and indexes tested are not (None
+# compared with each string of a tuple costs more than one hash lookup)
+_WHOLE = frozenset({"@", "*"})
 
 
 class BudgetExceeded(Exception):
@@ -1007,7 +1010,7 @@ class Interpreter:
         name = p.name or ""
         if op is None:  # `$X`, `${X}`, `${A[i]}`, `"${A[@]}"`: most expansions
             self.record_use(p.name, p.span, st, False)
-            if p.index in ("@", "*") or name in ("@", "*"):  # whole arrays / "$@"
+            if p.index in _WHOLE or name in _WHOLE:  # whole arrays / "$@"
                 fields = self.array_fields(p, st, acc)
                 if p.index == "*" or name == "*":
                     return "parts", (Part(self.joined(fields, st)),)
@@ -1015,9 +1018,9 @@ class Interpreter:
             val = self.scalar_of(p, st, acc)
             if val is None:
                 return "parts", (Part(self.unset_unknown(name, st)),)
-            v = st.vars.get(name)
-            if isinstance(val, Unknown) and v is not None and v.parts is not None and \
-                    p.index in (None, "0") and 1 < len(v.parts) <= _MAX_PARTS:
+            v = st.vars.get(name) if isinstance(val, Unknown) else None
+            if v is not None and v.parts is not None and p.index in (None, "0") and \
+                    1 < len(v.parts) <= _MAX_PARTS:
                 # keep the known text around the unknown: `C="a=1 m=$HOME/x"` then `$C`
                 # still splits into a known `a=1` and an `m=` of unknown value
                 return "parts", tuple(Part(x.value) for x in v.parts)
@@ -1025,7 +1028,7 @@ class Interpreter:
         self.record_use(p.name, p.span, st, op in _DEFAULT_OPS, op in (":?", "?"))
         if op in ("indirect", "names"):
             return "parts", (Part(unknown(f"{p.text}: indirect expansion")),)
-        if p.index in ("@", "*") or name in ("@", "*"):
+        if p.index in _WHOLE or name in _WHOLE:
             return self.whole_op(p, st, acc, in_dq)
         if op in ("length",):
             val = self.scalar_of(p, st, acc)
@@ -1290,12 +1293,6 @@ class Interpreter:
             cur = None
             many = None
 
-        def globbed(text: str, what: str) -> str | None:
-            if globs and _GLOB.search(text):
-                return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
-                       "against file names"
-            return None
-
         for k, p in enumerate(pieces):
             if p.kind == "literal":  # without `piece`: half the pieces of the words here
                 part = _literal_part(p)
@@ -1317,13 +1314,14 @@ class Interpreter:
                     for f in fields:
                         v = f.value
                         if isinstance(v, str) and not isinstance(ifs, Unknown) and ifs.search(v):
-                            split.extend(f.copy(parts=[Part(x)], passthrough=globbed(x, p.text))
+                            split.extend(f.copy(parts=[Part(x)],
+                                                passthrough=_globbed(globs, x, p.text))
                                          for x in ifs.split(v)[::2] if x)
                         elif isinstance(v, str) and isinstance(ifs, Unknown) and v:
                             split.append(f.copy(parts=[Part(ifs)], passthrough=ifs.reason))
                         elif v != "" or f.passthrough:
                             split.append(f if not isinstance(v, str) or f.passthrough else
-                                         f.copy(passthrough=globbed(v, p.text)))
+                                         f.copy(passthrough=_globbed(globs, v, p.text)))
                     fields = split
                 if not fields:
                     continue
@@ -1346,7 +1344,7 @@ class Interpreter:
                 # most unquoted `$X`: one known text without blanks, the one word the split
                 # below would make of it (an empty one makes none)
                 if value:
-                    add(val, globbed(value, p.text))
+                    add(val, _globbed(globs, value, p.text))
                 continue
             if isinstance(value, Unknown) and (isinstance(ifs, Unknown) or not any(
                     isinstance(x.value, str) and ifs.search(x.value) for x in val)):
@@ -1382,7 +1380,7 @@ class Interpreter:
                     continue
                 text = parts_value(seg)
                 if not isinstance(text, Unknown):
-                    add(seg, globbed(text, p.text))
+                    add(seg, _globbed(globs, text, p.text))
                 elif all(isinstance(q.value, Unknown) for q in seg) and (i or cur is None) \
                         and (i < len(segs) - 1 or k == len(pieces) - 1):
                     add(seg, f"unquoted {_short(p.text)} may expand to several words "
@@ -1571,6 +1569,16 @@ def _assigns(p: Piece) -> bool:
     second expansion in the same state repeats the first."""
     return p.operator in _ASSIGNING_OPS or p.argument is not None and any(
         q.operator in _ASSIGNING_OPS for q in p.argument.expansions())
+
+
+def _globbed(globs: bool, text: str, what: str) -> str | None:
+    """Why the unquoted expansion `what`, giving `text`, may be any number of words: bash
+    matches a pattern in it against file names (when `globs`: no `set -f`). Not a closure
+    inside `expand_words`: making one costs every word with an expansion ≈ 1,000 instructions."""
+    if globs and _GLOB.search(text):
+        return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
+               "against file names"
+    return None
 
 
 def _blank(parts) -> bool:
