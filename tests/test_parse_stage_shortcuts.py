@@ -7,10 +7,14 @@ whole models (their recursive reprs: every statement, word, piece and span posit
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from verl_lint.shell import lexer as lexer_module
 from verl_lint.shell import parse_script
 from verl_lint.shell import parser as shell_parser
-from verl_lint.source import SourceText
+from verl_lint.shell.lexer import WordLexer
+from verl_lint.source import SourceText, SpanFactory
 
 
 def _model(text: str) -> str:
@@ -45,3 +49,28 @@ def test_the_file_look_for_escaped_blanks_finds_every_one(text, monkeypatch):
 def test_a_file_without_escaped_blanks_skips_the_search():
     assert not shell_parser._may_hold_escaped_blanks(b"a=1 \\\nb='x y' \\\\\n")
     assert all(shell_parser._may_hold_escaped_blanks(t.encode()) for t in _ESCAPED_BLANKS)
+
+
+_BITS = st.sampled_from([
+    "a", "k=", "b/c", ".", "-", "${X}", "${X:-v}", "${X-a b}", "$X", "$1", "$@", "${A[@]}", "'",
+    "'q'", '"', '"$X"', '"a b"', "$(cmd)", "$((1+2))", "\\", "\\ ", "`", "<", ">", "=", "~", "{",
+    "}", ":", "é",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_BITS, min_size=1, max_size=8).map("".join))
+def test_a_word_starting_with_a_literal_lexes_as_the_general_lexer_does(word):
+    """`word` hands its `_PLAIN` match of the leading literal to `fast_pieces` as the first
+    match: the pieces are those `fast_pieces` finds alone, and those of the general lexer."""
+    data = word.encode()
+    lexer = WordLexer(data, SpanFactory(SourceText(data)))
+    lead = lexer_module._PLAIN.match(data)
+    if data.isascii():
+        assert _pieces(lexer.fast_pieces(0, len(data), word, lead)) == \
+            _pieces(lexer.fast_pieces(0, len(data), word))
+    assert _pieces(lexer.word(0, len(data)).pieces) == _pieces(lexer.pieces(0, len(data), "none"))
+
+
+def _pieces(pieces):
+    return None if pieces is None else [repr(p) for p in pieces]
