@@ -74,3 +74,15 @@ def test_a_word_starting_with_a_literal_lexes_as_the_general_lexer_does(word):
 
 def _pieces(pieces):
     return None if pieces is None else [repr(p) for p in pieces]
+
+
+def test_the_builder_makes_its_spans_with_the_models_factory():
+    """The builder calls its factory's bound `__call__` (cheaper than calling the factory): the
+    spans it made are the ones the model's `span` gives, one object per range."""
+    model = parse_script(SourceText(b"X=${X:-1}\necho \"$X\" a\n"))
+    for s in model.statements:
+        assert model.span(s.span.start, s.span.end) is s.span
+    for w in model.words:
+        assert model.span(w.span.start, w.span.end) is w.span
+        for p in w.pieces:
+            assert model.span(p.span.start, p.span.end) is p.span
