@@ -17,7 +17,10 @@ from verl_lint.source import Span
 SpanOf = Callable[[int, int], Span]
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_PLAIN = re.compile(rb"[^\\'\"$`<>\x80-\xff]+")  # no quoting, expansion or UTF-8: one literal
+_RUN = rb"[^\\'\"$`<>\x80-\xff]+"  # no quoting, expansion or UTF-8: one literal
+# a word's leading literal: grouped as `_FAST`'s first group, so that `fast_pieces` takes the
+# match `word` made rather than matching the same bytes again
+_PLAIN = re.compile(b"(" + _RUN + b")")
 # The common shapes of a word, one regex match per piece (see `WordLexer.fast_pieces`):
 # 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} |
 # 8,9,10 ${X:-v} (a default, `-`/`=`/`+`/`?` with or without `:`, that is one plain literal:
@@ -25,7 +28,7 @@ _PLAIN = re.compile(rb"[^\\'\"$`<>\x80-\xff]+")  # no quoting, expansion or UTF-
 _NAME_RE = rb"([A-Za-z_][A-Za-z0-9_]*)"
 _FAST_EXPANSIONS = (rb"\$\{" + _NAME_RE + rb"\}|\$" + _NAME_RE + rb"|\$([0-9@*#])|\$\{" + _NAME_RE
                     + rb"\[([@*])\]\}|\$\{" + _NAME_RE + rb"(:?[-=+?])([^\\'\"$`<>}\x80-\xff]+)\}")
-_FAST = re.compile(rb"([^\\'\"$`<>\x80-\xff]+)|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + rb'|(")')
+_FAST = re.compile(b"(" + _RUN + rb")|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + rb'|(")')
 # inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7,8,9 ${X:-v} | 10 closing "
 _FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
 _DIGITS = re.compile(rb"[0-9]+")
@@ -247,7 +250,8 @@ class WordLexer:
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
         data = self.data
         if start < end:
-            if _PLAIN.fullmatch(data, start, end):  # ASCII, one literal
+            lead = _PLAIN.match(data, start, end)
+            if lead is not None and lead.end() == end:  # ASCII, one literal
                 span = self.span_of(start, end)
                 raw = self.chars[start:end]
                 piece = Piece(kind="literal", span=span, text=raw,
@@ -255,7 +259,7 @@ class WordLexer:
                 return Word(span=span, text=raw, pieces=(piece,))
             if mode == "none" and (self.ascii or _UTF8.search(data, start, end) is None):
                 chars = self.chars
-                pieces = self.fast_pieces(start, end, chars)
+                pieces = self.fast_pieces(start, end, chars, lead)
                 if pieces is not None:
                     return Word(span=self.span_of(start, end), text=chars[start:end],
                                 pieces=tuple(pieces))
@@ -263,20 +267,24 @@ class WordLexer:
         return Word(span=self.span_of(start, end),
                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
 
-    def fast_pieces(self, start: int, end: int, text: str) -> list[Piece] | None:
+    def fast_pieces(self, start: int, end: int, text: str,
+                    lead: re.Match | None = None) -> list[Piece] | None:
         """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `"$@"`, `"${ARR[@]}"`,
         `k="$HOME/x"`) by regex, `${X:-…}` and `$(…)` as `pieces` takes them, or None to take
         the general lexer. `text[i]` is the
-        character at byte `i` (the word is ASCII). Yields exactly what `pieces` yields (a
-        property test compares them)."""
+        character at byte `i` (the word is ASCII); `lead`: a `_PLAIN` match at `start`, taken
+        as the first match. Yields exactly what `pieces` yields (a property test compares
+        them)."""
         out: list[Piece] = []
         span_of = self.span_of
         data = self.data
         pos = start
         quoted = "none"
         opened = 0  # where the open "…" started
+        m = lead
         while pos < end:
-            m = (_FAST if quoted == "none" else _FAST_DQ).match(data, pos, end)
+            if m is None:
+                m = (_FAST if quoted == "none" else _FAST_DQ).match(data, pos, end)
             if m is None:
                 if data[pos:pos + 2] in (b"${", b"$("):
                     # `${X:-$(cmd)}`, `$(cmd)`, `$((…))`: as `pieces` takes them (the general
@@ -326,6 +334,7 @@ class WordLexer:
                                  text=text[pos:ve], quoted="single",
                                  value=text[a:b]))
             pos = ve
+            m = None
         return None if quoted != "none" else out
 
     def pieces(self, start: int, end: int, mode: str) -> list[Piece]:
