@@ -518,7 +518,9 @@ class Tree:
     def set(self, parts: tuple[str, ...], value: Any) -> None:
         """Set `parts` to value, creating/replacing intermediates with {} as OmegaConf.update."""
         owned = self._owned
-        self.root = parent = self._own(self.root)
+        parent = self.root
+        if id(parent) not in owned:  # (only the first override copies the root)
+            self.root = parent = self._own(parent)
         for k in parts[:-1]:
             if type(parent) is dict:  # the common step, inline: a dict into a dict
                 kk: Any = k
@@ -611,14 +613,18 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct", parts[:i + 2])
         node = nxt
     last = parts[-1]
-    if isinstance(node, list) and not _INDEX.fullmatch(last):
+    if type(node) is dict:  # `child`, inline: the parent of nearly every key is a dict
+        cur = node.get(last, ABSENT)
+    elif isinstance(node, list) and not _INDEX.fullmatch(last):
         raise HydraReject("type", f"index '{last}' is not an int", parts)
-    cur = child(node, last)
-    if isinstance(value, (dict, list)) and is_opaque(cur):
-        raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
-    if isinstance(value, (dict, list)) and is_container(cur):
-        _merge_into(_scratch(cur), value, not force_add, parts, set())
-        return "merge"
+    else:
+        cur = child(node, last)
+    if isinstance(value, (dict, list)):
+        if is_opaque(cur):
+            raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
+        if is_container(cur):
+            _merge_into(_scratch(cur), value, not force_add, parts, set())
+            return "merge"
     if cur is ABSENT:
         if not force_add or isinstance(node, list):
             raise HydraReject("missing", f"Key '{last}' is not in struct", parts)
@@ -635,10 +641,12 @@ def _scratch(node: Any) -> Any:
     return node
 
 
-def apply(tree: Tree, p: Parsed) -> bool:
+def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
     """Apply one parsed value override like Hydra, or raise HydraReject (tree unchanged then,
-    as for Unmodeled). Returns whether a value was at the key before (False for `~`)."""
-    parts = tuple(p.key.split("."))
+    as for Unmodeled). Returns whether a value was at the key before (False for `~`). `parts`:
+    the key split at its dots, when the caller has split it already."""
+    if parts is None:
+        parts = tuple(p.key.split("."))
     if p.prefix == "~":
         current = hydra_select(tree.root, parts)
         if current is None:
