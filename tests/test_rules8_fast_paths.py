@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from verl_lint.verl import hydra_semantics as hs
@@ -43,3 +44,59 @@ def test_copy_on_write_tree_matches_a_private_copy_and_leaves_the_base_alone(wor
     assert _run(shared, words) == _run(private, words)
     assert shared.root == private.root
     assert BASE == pristine
+
+
+def _scripts() -> list[Path]:
+    paths = sorted((ROOT / "fixtures").rglob("*.sh"))
+    if CORPUS.is_dir():
+        paths += sorted(CORPUS.rglob("*.sh"))
+    return paths
+
+
+class _Everything:
+    """A key set holding every key: the release's prefilters then let every override through."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("version", [None, "0.4.0", "0.9.1"])
+def test_enum_and_rename_prefilters_change_no_finding(monkeypatch, version):
+    """VL205 and VL209 skip the keys that `enum_keys()` / `renamed_keys()` lack without asking
+    `enum_for` / `renames_of`: with sets that hold every key they find the same."""
+    from verl_lint.cli.check import settings_for_args
+    from verl_lint.engine import lint_file
+    from verl_lint.verl.release import VerlRelease
+
+    args = ["--format", "json", "--no-cache", "--select", "VL205,VL209"]
+    if version:
+        args += ["--verl-version", version]
+
+    def findings() -> list:
+        out = []
+        for path in _scripts():
+            report = lint_file(path, settings_for_args(args, str(path)))
+            out += [(str(path), d.code, d.span.start, d.message, d.severity)
+                    for d in report.diagnostics]
+        return out
+
+    fast = findings()
+    monkeypatch.setattr(VerlRelease, "enum_keys", lambda self: _Everything())
+    monkeypatch.setattr(VerlRelease, "renamed_keys", lambda self: _Everything())
+    assert findings() == fast
+    assert {code for _, code, *_ in fast} == {"VL205", "VL209"}  # both rules do find
+
+
+def test_prefilter_sets_hold_every_key_the_release_answers_for():
+    from verl_lint.verl import data
+    from verl_lint.verl.release import _enum_entries, load_release
+    from verl_lint.verl.versions import SUPPORTED_VERSIONS
+
+    keys = set(_enum_entries()) | {e["old"] for e in data.renames()} | {"a.b", "trainer.x"}
+    for version in SUPPORTED_VERSIONS:
+        release = load_release(version)
+        for key in keys:
+            if key not in release.enum_keys():
+                assert release.enum_for(key) is None, key
+            if key not in release.renamed_keys():
+                assert release.renames_of(key) == (), key
