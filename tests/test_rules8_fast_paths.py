@@ -100,3 +100,44 @@ def test_prefilter_sets_hold_every_key_the_release_answers_for():
                 assert release.enum_for(key) is None, key
             if key not in release.renamed_keys():
                 assert release.renames_of(key) == (), key
+
+
+def _launch_contexts(paths):
+    """The LaunchContext of every analysed launch of the scripts (as VL412 sees them)."""
+    from verl_lint.cli.check import settings_for_args
+    from verl_lint.engine import lint_file
+    from verl_lint.rules.knowledge import mode_requirement as mr
+
+    seen = []
+    real = mr.ModeRequirement.check
+
+    def spy(self, ctx):
+        seen.append(ctx)
+        return real(self, ctx)
+
+    args = ["--format", "json", "--no-cache", "--select", "VL412"]
+    mr.ModeRequirement.check = spy
+    try:
+        for path in paths:
+            lint_file(path, settings_for_args(args, str(path)))
+    finally:
+        mr.ModeRequirement.check = real
+    return [c for c in seen if c.config is not None]
+
+
+def test_script_wide_device_asks_the_name_first_and_finds_the_same():
+    from verl_lint.rules.knowledge.conditions import _ASCEND_ENV, _CUDA_ENV, script_wide_device
+
+    def plain(ctx):
+        names = [a.name for a in ctx.model.assignments
+                 if not a.path and a.function is None and a.span.start < ctx.launch.span.start
+                 and a.exported]
+        if any(n.startswith(_CUDA_ENV) for n in names):
+            return None
+        return "npu" if any(n.startswith(_ASCEND_ENV) for n in names) else None
+
+    contexts = _launch_contexts(_scripts())
+    found = [script_wide_device(c) for c in contexts]
+    assert found == [plain(c) for c in contexts]
+    if CORPUS.is_dir():
+        assert "npu" in found
