@@ -141,3 +141,60 @@ def test_script_wide_device_asks_the_name_first_and_finds_the_same():
     assert found == [plain(c) for c in contexts]
     if CORPUS.is_dir():
         assert "npu" in found
+
+
+def _trie(origins: dict) -> dict:
+    """Every override's path as a trie: part → [the override that set this node, below]."""
+    trie: dict = {}
+    for p, entry in origins.items():
+        level, node = trie, None
+        for k in p:
+            node = level.setdefault(k, [None, {}])
+            level = node[1]
+        node[0] = entry
+    return trie
+
+
+def _trie_origin(trie: dict, path: tuple) -> object:
+    """The override that decided `path`, as a walk of the trie finds it."""
+    best, level = None, trie
+    for k in path:
+        hit = level.get(k)
+        if hit is None:
+            break
+        if hit[0] is not None and (best is None or hit[0][0] > best[0]):
+            best = hit[0]
+        level = hit[1]
+    return best
+
+
+NESTED_OVERRIDES = [  # a node and a key below it, set in both orders
+    "actor_rollout_ref.actor.optim.lr=1e-6 'actor_rollout_ref.actor.optim={lr: 2e-6}'",
+    "'actor_rollout_ref.actor.optim={lr: 2e-6}' actor_rollout_ref.actor.optim.lr=3e-6",
+]
+
+
+def test_origin_of_finds_the_override_the_trie_of_their_paths_found(tmp_path):
+    """`origin_of` looks each node of the path up among the overrides' paths: for every key
+    of every launch's config (and the nodes above them), the latest override at or above it
+    is the one a trie of the override paths gives."""
+    checked = 0
+    scripts = []
+    for i, words in enumerate(NESTED_OVERRIDES):
+        scripts.append(tmp_path / f"nested{i}.sh")
+        scripts[-1].write_text(f"#!/bin/bash\npython3 -m verl.trainer.main_ppo {words}\n")
+    for ctx in _launch_contexts(scripts + _scripts()):
+        entries = ctx.config._entries
+        origins = entries._origins
+        trie = _trie(origins)
+        paths = {path[:end] for path, _, _ in entries.flat.values()
+                 for end in range(1, len(path) + 1)} | set(origins)
+        for path in paths:
+            best = _trie_origin(trie, path)
+            origin = entries.origin_of(path)
+            if best is None:
+                assert origin.kind == "default", path
+            else:
+                assert origin.kind == "script" and origin.span == best[1].span, path
+                checked += 1
+    assert checked > 1000
