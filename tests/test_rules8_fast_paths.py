@@ -46,6 +46,21 @@ def test_copy_on_write_tree_matches_a_private_copy_and_leaves_the_base_alone(wor
     assert BASE == pristine
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=14))
+def test_writing_in_place_into_an_owned_dict_is_what_the_walk_from_the_root_does(words):
+    """`set_in` writes a value into the dict `check_update` reached when the tree owns it:
+    the same verdicts and tree as `set`'s copy-on-write walk from the root, the base kept."""
+    pristine = copy.deepcopy(BASE)
+    fast = hs.Tree(BASE)
+    found = _run(fast, words)
+    plain = hs.Tree(BASE)
+    plain.set_in = lambda parent, parts, value: plain.set(parts, value)
+    assert _run(plain, words) == found
+    assert fast.root == plain.root
+    assert BASE == pristine
+
+
 def _scripts() -> list[Path]:
     paths = sorted((ROOT / "fixtures").rglob("*.sh"))
     if CORPUS.is_dir():
