@@ -5,7 +5,8 @@ own would."""
 from __future__ import annotations
 
 import math
-from dataclasses import FrozenInstanceError, dataclass, field, fields
+import os
+from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
 
 import pytest
 
@@ -124,3 +125,117 @@ def test_shared_dataclass_matches_dataclass(options, name):
         if options.get("frozen"):
             with pytest.raises(FrozenInstanceError):
                 a.a = 5
+
+
+# ---- __init__: written as dataclasses writes it, its code compiled once -------------------
+
+from hypothesis import given, settings as hsettings, strategies as st  # noqa: E402
+
+KINDS = ["required", "default", "factory", "no init, default", "no init, factory"]
+
+
+@st.composite
+def class_specs(draw):
+    """A class body of 0–5 fields of every kind our classes use, and dataclass options."""
+    names = draw(st.lists(st.sampled_from(["a", "b", "self", "obj", "kids", "z"]),
+                          unique=True, max_size=5))
+    body: dict = {"__annotations__": {}}
+    for name in names:
+        kind = draw(st.sampled_from(KINDS))
+        body["__annotations__"][name] = draw(st.sampled_from(["int", "list", "object"]))
+        kw_only = draw(st.booleans())
+        extra = {"kw_only": True} if kw_only else {}
+        if kind == "default":
+            body[name] = field(default=draw(st.sampled_from([0, None, "x", (1,)])), **extra)
+        elif kind == "factory":
+            body[name] = field(default_factory=draw(st.sampled_from([list, dict])), **extra)
+        elif kind == "no init, default":
+            body[name] = field(default=7, init=False)
+        elif kind == "no init, factory":
+            body[name] = field(default_factory=list, init=False)
+        elif kw_only:
+            body[name] = field(kw_only=True)
+    if draw(st.booleans()):
+        body["__doc__"] = "A documented thing."
+    options = draw(st.sampled_from(OPTIONS + [dict(kw_only=True), dict(frozen=True, kw_only=True)]))
+    return body, options
+
+
+def build(decorate, body: dict):
+    try:
+        return decorate(type("Thing", (), dict(body))), None
+    except TypeError as exc:
+        return None, str(exc)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(class_specs(), st.data())
+def test_init_matches_dataclasses(spec, data):
+    import inspect
+
+    body, options = spec
+    ours, our_error = build(shared_dataclass(**options), body)
+    theirs, their_error = build(dataclass(**options), body)
+    assert our_error == their_error  # a required field after a defaulted one, say
+    if theirs is None:
+        return
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+    assert ours.__doc__ == theirs.__doc__ and ours.__init__.__qualname__ == "Thing.__init__"
+    params = inspect.signature(theirs).parameters.values()
+    args, kwargs, passed = [], {}, set()
+    for p in params:
+        if p.default is not p.empty and data.draw(st.booleans()):
+            continue  # left to its default (or factory)
+        value = data.draw(st.sampled_from([1, "v", [2]]))
+        passed.add(p.name)
+        if p.kind is p.KEYWORD_ONLY or data.draw(st.booleans()) or kwargs:
+            kwargs[p.name] = value
+        else:
+            args.append(value)
+    a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
+    for f in fields(theirs):
+        assert getattr(a, f.name) == getattr(b, f.name), f.name
+        if f.default_factory is not MISSING and f.name not in passed:
+            assert getattr(a, f.name) is not getattr(ours(*args, **kwargs), f.name)  # fresh
+    required = [p.name for p in params if p.default is p.empty]
+    if required:
+        with pytest.raises(TypeError) as mine:
+            ours()
+        with pytest.raises(TypeError) as dataclasses_own:
+            theirs()
+        assert str(mine.value) == str(dataclasses_own.value)
+
+
+def test_init_code_is_compiled_once_and_kept_in_the_disk_cache(tmp_path):
+    import subprocess
+    import sys
+
+    probe = ("import verl_lint.records as r, verl_lint.shell.model, verl_lint.evaluate.model\n"
+             "print(r._CODES_NEW)\n"
+             "r.save_compiled()\n")
+    env = {**os.environ, "VERL_LINT_CACHE_DIR": str(tmp_path)}
+    env.pop("VERL_LINT_NO_CACHE", None)
+
+    def compiled() -> int:
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                             text=True, check=True)
+        return int(out.stdout)
+
+    assert compiled() > 20  # a first start compiles every record's __init__
+    assert compiled() == 0  # the next one finds them all
+    for entry in tmp_path.rglob("*.pickle"):  # a corrupt entry is compiled again, not trusted
+        entry.write_bytes(b"\x80\x05not a pickle")
+    assert compiled() > 20
+
+
+def test_records_refuse_what_their_init_does_not_write():
+    from dataclasses import InitVar
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        record(type("Late", (), {"__annotations__": {"a": "int"},
+                                 "__post_init__": lambda self: None}))
+    with pytest.raises(TypeError, match="InitVar"):
+        record(type("Via", (), {"__annotations__": {"a": "int", "b": InitVar[int]}}))
+    written = record(type("Own", (), {"__annotations__": {"a": "int"},
+                                      "__init__": lambda self, a: setattr(self, "a", a * 2)}))
+    assert written(3).a == 6  # a class body's own __init__ stays, as in dataclasses

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol, Sequence
 
 from verl_lint.diagnostics import Diagnostic, Edit, Fix
+from verl_lint.records import shared_dataclass
 from verl_lint.source import SourceText, Span
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class StatementIndex(Protocol):
     def next_statement_span(self, offset: int) -> Span | None: ...
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class AppliedFix:
     code: str
     title: str
@@ -49,7 +50,7 @@ class AppliedFix:
     reason: str = ""  # why a dropped fix was not applied
 
 
-@dataclass
+@shared_dataclass()
 class FixResult:
     """What fixing (or suppressing) one file did. `diagnostics` are those left in `fixed`."""
 
@@ -304,7 +305,7 @@ def _old_offset(edits: Sequence[Edit], newline: bytes, offset: int) -> int:
     return offset - delta
 
 
-@dataclass
+@shared_dataclass()
 class _Verdict:
     found: bool
     relinted: list[Diagnostic]
@@ -511,7 +512,7 @@ def suppress_source(source: SourceText, lint: Lint, model: StatementIndex | None
 # --- files -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class FixOptions:
     fix: bool = False
     unsafe_fixes: bool = False  # a modifier of --fix/--diff/--show-fixes, like ruff's

@@ -15,13 +15,20 @@ scripts in all) are shared functions reading the fields with one `attrgetter` pe
 return exactly what dataclasses' would: the same tuples compared and hashed, the same text.
 `shared_dataclass` gives other dataclasses on the start-up path (diagnostics, settings) the
 same shared methods.
+
+`__init__` is written as dataclasses writes it (the same parameters, defaults, factories and
+assignments; `tests/test_records.py` holds it to dataclasses' own), but its code is compiled once
+per Python version and kept in the disk cache (`verl_lint.verl.cache`, namespace "code"):
+compiling the 64 `__init__`s a lint loads was ≈ 10 ms of every process (≈ 12% of one file
+through the CLI). A class with `__post_init__` or an `InitVar` is refused (none needs them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from operator import attrgetter
 from reprlib import recursive_repr
+from types import CodeType, FunctionType
 from typing import Any, Callable
 
 
@@ -36,8 +43,22 @@ def shared_dataclass(*, eq: bool = True, repr: bool = True, unsafe_hash: bool = 
     def decorate(cls: type) -> type:
         if eq and {"__eq__", "__hash__"} & cls.__dict__.keys():
             raise TypeError(f"{cls.__name__} writes __eq__ or __hash__: use dataclass")
-        cls = dataclass(cls, eq=False, repr=False, **options)
+        if hasattr(cls, "__post_init__"):
+            raise TypeError(f"{cls.__name__} has __post_init__: use dataclass")
+        writes_init = "__init__" in cls.__dict__
+        undocumented = not cls.__dict__.get("__doc__")
+        if undocumented:  # dataclasses would describe it before it has its __init__
+            cls.__doc__ = "-"
+        cls = dataclass(cls, init=False, eq=False, repr=False, **options)
+        if len(cls.__dataclass_fields__) != len(fields(cls)) and _has_initvar(cls):
+            raise TypeError(f"{cls.__name__} has an InitVar: use dataclass")
         own = fields(cls)
+        if not writes_init:
+            _set(cls, _init(cls, own, frozen=frozen, slots=options.get("slots", False)))
+        if undocumented:  # as dataclasses writes it
+            import inspect
+
+            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
         if eq:
             _set(cls, _eq(_tuple_of([f.name for f in own if f.compare])))
         if unsafe_hash or (eq and frozen):
@@ -57,6 +78,130 @@ record = shared_dataclass(slots=True, kw_only=True, unsafe_hash=True)
 def _set(cls: type, method: Callable) -> None:
     method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
     setattr(cls, method.__name__, method)
+
+
+def _has_initvar(cls: type) -> bool:
+    from dataclasses import InitVar
+
+    return any(f.type is InitVar or isinstance(f.type, InitVar) or
+               (isinstance(f.type, str) and "InitVar" in f.type)
+               for f in cls.__dataclass_fields__.values())
+
+
+class _Factory:
+    """The default of a parameter whose field has a `default_factory` (dataclasses'
+    `_HAS_DEFAULT_FACTORY`): not passed, the factory makes the value."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _init(cls: type, own: tuple, *, frozen: bool, slots: bool) -> Callable:
+    """The `__init__` dataclasses would write for these fields (in their order; keyword-only
+    ones after a `*`), made from code compiled once (`_code`). Its text names no value:
+    defaults are the function's `__defaults__`/`__kwdefaults__`, factories and the frozen
+    setter are its globals, so classes of the same field names share one code object."""
+    std = [f for f in own if f.init and not f.kw_only]
+    kw = [f for f in own if f.init and f.kw_only]
+    seen_default = None
+    for f in std:  # dataclasses' check of the positional order
+        if f.default is MISSING and f.default_factory is MISSING:
+            if seen_default is not None:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        else:
+            seen_default = f
+    me = "__dataclass_self__" if any(f.name == "self" for f in own) else "self"
+    scope: dict[str, Any] = {"__builtins__": __builtins__, "_FACTORY": _FACTORY,
+                             "_setattr": object.__setattr__}
+    body = []
+    for f in own:
+        if f.default_factory is not MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            value = (f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}" if f.init
+                     else f"_factory_{f.name}()")
+        elif f.init:
+            value = f.name
+        elif f.default is not MISSING and slots:  # a slotted class has no class attribute
+            scope[f"_default_{f.name}"] = f.default
+            value = f"_default_{f.name}"
+        else:
+            continue  # a class attribute holds its default
+        body.append(f"    _setattr({me}, {f.name!r}, {value})" if frozen
+                    else f"    {me}.{f.name} = {value}")
+    params = [me, *(f.name for f in std), *(["*", *(f.name for f in kw)] if kw else [])]
+    source = f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "    pass")
+    init = FunctionType(_code(source), scope, "__init__")
+    init.__module__ = cls.__module__
+    defaults = tuple(_default(f) for f in std if _default(f) is not MISSING)
+    init.__defaults__ = defaults or None
+    init.__kwdefaults__ = {f.name: _default(f) for f in kw if _default(f) is not MISSING} or None
+    init.__annotations__ = {**{f.name: f.type for f in (*std, *kw)}, "return": None}
+    return init
+
+
+def _default(f) -> Any:
+    return _FACTORY if f.default_factory is not MISSING else f.default
+
+
+_CODES: dict[str, CodeType] | None = None  # `__init__` texts -> their code, this Python's
+_CODES_NEW = 0  # compiled by this process, not yet in the disk cache
+
+
+def _code(source: str) -> CodeType:
+    global _CODES, _CODES_NEW
+    if _CODES is None:
+        _CODES = _load_codes()
+    code = _CODES.get(source)
+    if code is None:
+        module = compile(source, "<records>", "exec")
+        code = _CODES[source] = next(c for c in module.co_consts if isinstance(c, CodeType))
+        _CODES_NEW += 1
+    return code
+
+
+def _codes_key() -> str:
+    import sys
+    from importlib.util import MAGIC_NUMBER  # code objects are marshalled per bytecode format
+
+    return f"{sys.implementation.cache_tag}:{MAGIC_NUMBER.hex()}"
+
+
+def _load_codes() -> dict[str, CodeType]:
+    import marshal
+
+    from verl_lint.verl import cache
+
+    data = cache.load("code", _codes_key())
+    try:
+        codes = marshal.loads(data) if isinstance(data, bytes) else {}
+    except (EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(codes, dict):
+        return {}
+    return {k: v for k, v in codes.items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+def save_compiled() -> None:
+    """Keep the `__init__` code this process compiled in the disk cache for the next one (the
+    CLI calls it before it leaves)."""
+    global _CODES_NEW
+    if not _CODES_NEW or _CODES is None:
+        return
+    import marshal
+
+    from verl_lint.verl import cache
+
+    kept = _load_codes()  # what other processes added meanwhile; edited classes leave old
+    if len(kept) > _MAX_CODES:  # texts behind, so a long-lived cache starts again
+        kept = {}
+    cache.store("code", _codes_key(), marshal.dumps({**kept, **_CODES}))
+    _CODES_NEW = 0
+
+
+_MAX_CODES = 2000  # a lint loads ≈ 70 classes
 
 
 def _eq(key: Callable[[object], tuple]) -> Callable:

@@ -75,6 +75,9 @@ def entry() -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    from verl_lint.records import save_compiled
+
+    save_compiled()  # what the next start need not compile again
     try:
         sys.stdout.flush()
         sys.stderr.flush()
