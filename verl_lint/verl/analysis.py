@@ -431,7 +431,7 @@ class _Analyzer:
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
         parts = tuple(p.key.split("."))
         try:
-            existed = hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
+            existed = hs.apply(state, p, parts)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
             self._rejected(state, ov, p, rej)
             return
