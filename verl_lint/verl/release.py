@@ -9,17 +9,18 @@ CONTRACT (the engine relies on these names):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection
 
+from verl_lint.records import shared_dataclass
 from verl_lint.verl import data
 from verl_lint.verl.choice import VersionChoice
 from verl_lint.verl.versions import in_range, parse_version
 
 
-@dataclass
+@shared_dataclass()
 class EntryPoint:
     """A Hydra entry point: its `@hydra.main` config folder and name, and the folders its
     primary config's `hydra.searchpath` adds. Folders are relative to the release's tree, or

@@ -9,11 +9,12 @@ from __future__ import annotations
 import fnmatch
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.records import shared_dataclass
 from verl_lint.rules.base import per_context
 from verl_lint.rules.knowledge.plain import AnyOf, KeyRef
 from verl_lint.rules.origin import script_span
@@ -143,7 +144,7 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
-@dataclass
+@shared_dataclass()
 class Facts:
     """What a knowledge rule may ask about one launch."""
 
