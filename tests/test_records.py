@@ -239,3 +239,20 @@ def test_records_refuse_what_their_init_does_not_write():
     written = record(type("Own", (), {"__annotations__": {"a": "int"},
                                       "__init__": lambda self, a: setattr(self, "a", a * 2)}))
     assert written(3).a == 6  # a class body's own __init__ stays, as in dataclasses
+
+
+def test_positional_takes_named_fields_fixes_some_and_defaults_the_rest():
+    from verl_lint.records import positional
+
+    thing = record(type("Thing", (), {"__annotations__": {"a": "int", "b": "str", "c": "list",
+                                                          "d": "int"},
+                                      "b": "x", "c": field(default_factory=list), "d": 0}))
+    make = positional(thing, "d", "a", b="fixed")  # any order, by name
+    built = make(4, 1)
+    assert built == thing(a=1, b="fixed", c=[], d=4)
+    assert built.c is not make(4, 1).c  # a fresh default per object
+    assert positional(thing)(1, "y", [2], 3) == thing(a=1, b="y", c=[2], d=3)  # every field
+    with pytest.raises(TypeError, match="no default"):
+        positional(thing, "b")  # `a` would be left unset
+    with pytest.raises(TypeError, match="no field"):
+        positional(thing, "a", e=1)

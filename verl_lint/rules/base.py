@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Literal, TypeVar
 
 from verl_lint.diagnostics import Diagnostic, Fix, Label, Severity, rule_url
+from verl_lint.records import shared_dataclass
 from verl_lint.source import SourceText, Span
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def per_context(compute: "Callable[[Any], _Answer]") -> "Callable[[Any], _Answer
     return answer
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class ScriptContext:
     path: str
     source: SourceText
@@ -64,12 +65,12 @@ class ScriptContext:
     version: "VersionChoice | None" = field(default=None, kw_only=True)  # the engine's choice
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class ScenarioContext(ScriptContext):
     run: "ScenarioRun"
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class LaunchContext(ScenarioContext):
     launch: "Launch"
     release: "VerlRelease"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from verl_lint.records import positional
 from verl_lint.shell.model import Piece, Word
 from verl_lint.source import Span
 
@@ -33,6 +34,14 @@ _FAST = re.compile(b"(" + _RUN + rb")|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + 
 _FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
 _DIGITS = re.compile(rb"[0-9]+")
 _UTF8 = re.compile(rb"[\x80-\xff]")
+
+# the words and pieces of the common shapes, ≈ 330 a script, built positionally (a keyword call
+# costs twice the instructions: see `records.positional`); the general lexer keeps the keyword
+# constructors, and the property tests compare the two
+_word = positional(Word, "span", "text", "pieces")
+_literal = positional(Piece, "span", "text", "quoted", "value", kind="literal")
+_variable = positional(Piece, "span", "text", "quoted", "name", "index", "braced",
+                       kind="variable")
 _SPECIAL = b"@*#?$!-"
 # longest operators first
 _OPS = (b":-", b":=", b":+", b":?", b"##", b"%%", b"//", b"/#", b"/%", b"^^", b",,",
@@ -254,15 +263,13 @@ class WordLexer:
             if lead is not None and lead.end() == end:  # ASCII, one literal
                 span = self.span_of(start, end)
                 raw = self.chars[start:end]
-                piece = Piece(kind="literal", span=span, text=raw,
-                              quoted="none" if mode == "none" else "double", value=raw)
-                return Word(span=span, text=raw, pieces=(piece,))
+                piece = _literal(span, raw, "none" if mode == "none" else "double", raw)
+                return _word(span, raw, (piece,))
             if mode == "none" and (self.ascii or _UTF8.search(data, start, end) is None):
                 chars = self.chars
                 pieces = self.fast_pieces(start, end, chars, lead)
                 if pieces is not None:
-                    return Word(span=self.span_of(start, end), text=chars[start:end],
-                                pieces=tuple(pieces))
+                    return _word(self.span_of(start, end), chars[start:end], tuple(pieces))
         pieces = self.pieces(start, end, mode)
         return Word(span=self.span_of(start, end),
                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
@@ -302,8 +309,7 @@ class WordLexer:
             # the groups by how often they come in verl's scripts
             if g == 1:
                 raw = text[a:b]
-                out.append(Piece(kind="literal", span=span_of(a, b), text=raw,
-                                 quoted=quoted, value=raw))
+                out.append(_literal(span_of(a, b), raw, quoted, raw))
             elif g == 11:  # a double quote
                 if quoted == "none":
                     quoted, opened = "double", len(out)
@@ -318,9 +324,8 @@ class WordLexer:
                                        m.end(6 - (quoted == "double"))], text[a]
                 else:
                     name, index = text[a:b], None
-                out.append(Piece(kind="variable", span=span_of(pos, ve),
-                                 text=text[pos:ve], quoted=quoted, name=name,
-                                 index=index, braced=g == 3 or g == 7))
+                out.append(_variable(span_of(pos, ve), text[pos:ve], quoted, name, index,
+                                     g == 3 or g == 7))
             elif g == 10:  # ${X:-v}: `braced`'s piece, its argument lexed as `braced` does
                 d = quoted == "double"
                 out.append(Piece(kind="variable", span=span_of(pos, ve),
@@ -330,9 +335,7 @@ class WordLexer:
                                  argument=self.word(a, b, "double" if d else "none"),
                                  braced=True))
             else:  # 2 '…'
-                out.append(Piece(kind="literal", span=span_of(pos, ve),
-                                 text=text[pos:ve], quoted="single",
-                                 value=text[a:b]))
+                out.append(_literal(span_of(pos, ve), text[pos:ve], "single", text[a:b]))
             pos = ve
             m = None
         return None if quoted != "none" else out

@@ -13,11 +13,11 @@ Branch paths: every statement carries `path`, the (block id, branch index) pairs
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import Any, Callable, Iterator, Literal, Union
 
-from verl_lint.records import record
+from verl_lint.records import record, shared_dataclass
 from verl_lint.source import SourceText, Span
 
 Quoting = Literal["none", "single", "double", "ansi_c", "mixed"]
@@ -343,7 +343,7 @@ Statement = Union[Assignment, Unset, SetOptions, Command, Pipeline, Case, If, Lo
 Block = Union[Case, If]
 
 
-@dataclass(kw_only=True)  # not a record (no slots): the flat views below are cached properties
+@shared_dataclass(kw_only=True)  # not a record (no slots): the flat views below are cached properties
 class ScriptModel:
     """The parsed script (equal to another when the statements, comments and errors are)."""
 

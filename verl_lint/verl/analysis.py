@@ -20,18 +20,19 @@ import posixpath
 from pathlib import Path
 from typing import Any, Literal
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from verl_lint.diagnostics import Edit, Fix
 from verl_lint.evaluate.model import Launch, Override, Unknown
+from verl_lint.records import shared_dataclass
 from verl_lint.source import Span
 from verl_lint.verl import data
 from verl_lint.verl import hydra_semantics as hs
+from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
 from verl_lint.verl.effective_build import build_effective
-from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.sources import Workspace
 from verl_lint.verl.suggest import NO_VALUE, closest_keys
@@ -49,7 +50,7 @@ ProblemKind = Literal[
 ]
 
 
-@dataclass(slots=True, kw_only=True)
+@shared_dataclass(slots=True, kw_only=True)
 class OverrideProblem:
     """One override Hydra (or verl's dataclass instantiation) refuses."""
 
@@ -68,7 +69,7 @@ class OverrideProblem:
     caused_by: Override | None = None  # the override whose fix makes this one valid (no own fix)
 
 
-@dataclass(slots=True, kw_only=True)
+@shared_dataclass(slots=True, kw_only=True)
 class AppliedOverride:
     """A value override Hydra accepts, as applied (for the value rules VL205/206/209)."""
 
@@ -79,7 +80,7 @@ class AppliedOverride:
     existed: bool  # the key was in the config before this override
 
 
-@dataclass(slots=True, kw_only=True, eq=False)
+@shared_dataclass(slots=True, kw_only=True, eq=False)
 class LaunchAnalysis:
 
     config: EffectiveConfig | None = None
@@ -431,7 +432,7 @@ class _Analyzer:
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
         parts = tuple(p.key.split("."))
         try:
-            existed = hs.apply(state, p)  # Unmodeled when the verdict depends on an Unknown
+            existed = hs.apply(state, p, parts)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
             self._rejected(state, ov, p, rej)
             return

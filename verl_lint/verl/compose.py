@@ -7,12 +7,13 @@ hydra is imported here, lazily: a warm run never reaches this module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verl_lint.records import shared_dataclass
 
-@dataclass
+
+@shared_dataclass()
 class ComposeFailure:
     """Hydra refused to compose: which override (if known) and Hydra's message."""
 

@@ -248,17 +248,7 @@ class _Entries(Mapping):
         self._flat: dict[str, tuple[Path, Path, Any]] | None = None  # key → (path, loc, raw)
         self._done: dict[str, Resolved | None] = {}  # None: absent
         self._script_origins: dict[int, Origin] = {}  # one Origin per override
-        # the overrides as a trie, key part → [the override that set this node or None, trie
-        # below]: which override decided a key is one walk along its path (`origin_of`)
-        self._trie: dict = {}
-        for path, entry in origins.items():
-            level, node = self._trie, None
-            for k in path:
-                node = level.get(k)
-                if node is None:
-                    node = level[k] = [None, {}]
-                level = node[1]
-            node[0] = entry
+        self._origins = origins  # path → (its place in the order, the override that set it)
 
     @property
     def flat(self) -> dict[str, tuple[Path, Path, Any]]:
@@ -422,15 +412,13 @@ class _Entries(Mapping):
 
     def origin_of(self, path: Path) -> Origin:
         """The origin of the latest override that set `path` or a node above it."""
-        best = None
-        trie = self._trie
-        for k in path:
-            hit = trie.get(k)
-            if hit is None:
-                break  # no override set this node or anything below it
-            if hit[0] is not None and (best is None or hit[0][0] > best[0]):
-                best = hit[0]
-            trie = hit[1]
+        # one lookup per node along the path: rules ask a few dozen keys a launch, fewer
+        # lookups than indexing every override's path (a trie) took to build
+        origins, best = self._origins, None
+        for end in range(1, len(path) + 1):
+            hit = origins.get(path[:end])
+            if hit is not None and (best is None or hit[0] > best[0]):
+                best = hit
         if best is None:
             return _DEFAULT
         origin = self._script_origins.get(best[0])

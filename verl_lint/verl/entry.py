@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from verl_lint.evaluate.model import Launch, Unknown
+from verl_lint.records import shared_dataclass
 from verl_lint.verl.mine.release import TRAINER_CONFIG, hydra_main, searchpath_folder
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.sources import Workspace
@@ -28,7 +28,7 @@ from verl_lint.verl.sources import Workspace
 _MAX_MODULE = 4 * 1024 * 1024  # bytes of a module file worth parsing for `@hydra.main`
 
 
-@dataclass
+@shared_dataclass()
 class Resolution:
     """An entry point to compose (`entry`), or why not: `missing` (VL211: the module is not in
     that verl), `not_hydra` (no `@hydra.main`: its arguments are not Hydra overrides) or

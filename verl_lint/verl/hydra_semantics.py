@@ -518,7 +518,9 @@ class Tree:
     def set(self, parts: tuple[str, ...], value: Any) -> None:
         """Set `parts` to value, creating/replacing intermediates with {} as OmegaConf.update."""
         owned = self._owned
-        self.root = parent = self._own(self.root)
+        parent = self.root
+        if id(parent) not in owned:  # (only the first override copies the root)
+            self.root = parent = self._own(parent)
         for k in parts[:-1]:
             if type(parent) is dict:  # the common step, inline: a dict into a dict
                 kk: Any = k
@@ -538,6 +540,17 @@ class Tree:
             parent = nxt
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
         parent[last] = _fresh(value, owned) if isinstance(value, (dict, list)) else value
+
+    def set_in(self, parent: Any, parts: tuple[str, ...], value: Any) -> None:
+        """`set`, given the container at `parts[:-1]` (or None): a dict the tree owns already
+        takes a plain value in place, where `set`'s walk would end too (the nodes above an
+        owned one are owned: a shared node is never written, so it holds none). Most
+        overrides of a launch land in a dict an earlier one copied."""
+        if type(parent) is dict and id(parent) in self._owned and \
+                not isinstance(value, (dict, list)):
+            parent[parts[-1]] = value
+        else:
+            self.set(parts, value)
 
     def merge(self, parts: tuple[str, ...], value: Any, struct: bool) -> None:
         dest = self._writable_path(parts)
@@ -588,11 +601,13 @@ def _merge_into(dest: Any, src: Any, struct: bool, at: tuple[str, ...], owned: s
             dest[k] = _fresh(v, owned)
 
 
-def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool) -> str:
+def check_update(tree: Tree, parts: tuple[str, ...], value: Any,
+                 force_add: bool) -> tuple[str, Any]:
     """Raise HydraReject if `OmegaConf.update` would fail; else say how it applies.
 
-    Returns "merge" (dict/list merged into an existing container), "set" (an existing value
-    replaced) or "add" (the key was not there: `lookup` finds no value at `parts`)."""
+    Returns ("merge", _) (dict/list merged into an existing container), ("set", parent) (an
+    existing value replaced) or ("add", parent) (the key was not there: `lookup` finds no
+    value at `parts`); `parent` is the container at `parts[:-1]`, None when that is missing."""
     node: Any = tree.root
     for i, k in enumerate(parts[:-1]):
         nxt = node.get(k, ABSENT) if type(node) is dict else child(node, k)
@@ -601,7 +616,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             continue
         if not is_container(nxt):
             if force_add and not (nxt is ABSENT and isinstance(node, list)):
-                return "add"  # intermediates become {} and the rest is created
+                return "add", None  # intermediates become {} and the rest is created
             # (a list does not grow: an index past its end fails even with '++')
             if is_opaque(nxt):
                 raise Unmodeled(".".join(parts))  # an Unknown might hold the rest
@@ -611,19 +626,23 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any, force_add: bool
             raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct", parts[:i + 2])
         node = nxt
     last = parts[-1]
-    if isinstance(node, list) and not _INDEX.fullmatch(last):
+    if type(node) is dict:  # `child`, inline: the parent of nearly every key is a dict
+        cur = node.get(last, ABSENT)
+    elif isinstance(node, list) and not _INDEX.fullmatch(last):
         raise HydraReject("type", f"index '{last}' is not an int", parts)
-    cur = child(node, last)
-    if isinstance(value, (dict, list)) and is_opaque(cur):
-        raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
-    if isinstance(value, (dict, list)) and is_container(cur):
-        _merge_into(_scratch(cur), value, not force_add, parts, set())
-        return "merge"
+    else:
+        cur = child(node, last)
+    if isinstance(value, (dict, list)):
+        if is_opaque(cur):
+            raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
+        if is_container(cur):
+            _merge_into(_scratch(cur), value, not force_add, parts, set())
+            return "merge", node
     if cur is ABSENT:
         if not force_add or isinstance(node, list):
             raise HydraReject("missing", f"Key '{last}' is not in struct", parts)
-        return "add"
-    return "set"
+        return "add", node
+    return "set", node
 
 
 def _scratch(node: Any) -> Any:
@@ -635,10 +654,12 @@ def _scratch(node: Any) -> Any:
     return node
 
 
-def apply(tree: Tree, p: Parsed) -> bool:
+def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
     """Apply one parsed value override like Hydra, or raise HydraReject (tree unchanged then,
-    as for Unmodeled). Returns whether a value was at the key before (False for `~`)."""
-    parts = tuple(p.key.split("."))
+    as for Unmodeled). Returns whether a value was at the key before (False for `~`). `parts`:
+    the key split at its dots, when the caller has split it already."""
+    if parts is None:
+        parts = tuple(p.key.split("."))
     if p.prefix == "~":
         current = hydra_select(tree.root, parts)
         if current is None:
@@ -667,11 +688,11 @@ def apply(tree: Tree, p: Parsed) -> bool:
         if current is not None and not isinstance(p.value, (dict, list)):
             raise HydraReject("append", f"Could not append to config. An item is already at "
                               f"'{p.key}'.")
-    how = check_update(tree, parts, p.value, force_add=p.prefix in ("+", "++"))
+    how, parent = check_update(tree, parts, p.value, force_add=p.prefix in ("+", "++"))
     if how == "merge":
         tree.merge(parts, p.value, struct=p.prefix == "")
     else:
-        tree.set(parts, p.value)
+        tree.set_in(parent, parts, p.value)
     return how != "add"
 
 

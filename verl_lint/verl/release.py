@@ -9,17 +9,18 @@ CONTRACT (the engine relies on these names):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
+from verl_lint.records import shared_dataclass
 from verl_lint.verl import data
 from verl_lint.verl.choice import VersionChoice
 from verl_lint.verl.versions import in_range, parse_version
 
 
-@dataclass
+@shared_dataclass()
 class EntryPoint:
     """A Hydra entry point: its `@hydra.main` config folder and name, and the folders its
     primary config's `hydra.searchpath` adds. Folders are relative to the release's tree, or
@@ -163,6 +164,11 @@ class VerlRelease:
         allowed += [n for n in self.registries.get(entry["key"], ()) if n not in allowed]
         return tuple(allowed), bool(entry.get("open")), entry.get("source", "")
 
+    def enum_keys(self) -> Collection[str]:
+        """The keys `enum_for` may answer for (it is None for any other): the rules test an
+        override's key here before asking, a lookup instead of a call for nearly every key."""
+        return _enum_entries().keys()
+
     def enum_separator(self, key: str) -> str | None:
         """The separator of a field that takes several enum values in one string
         (`rollout_rs=token_k1,seq_max_k2`), else None."""
@@ -172,6 +178,10 @@ class VerlRelease:
     def renames_of(self, key: str) -> tuple[dict[str, Any], ...]:
         """renames.json entries whose old key is `key` and which happened by this release."""
         return self._renames_by_old().get(key, ())
+
+    def renamed_keys(self) -> Collection[str]:
+        """The keys `renames_of` has entries for (`()` for any other), to test before asking."""
+        return self._renames_by_old().keys()
 
     @lru_cache(maxsize=None)
     def _renames_by_old(self) -> dict[str, tuple[dict[str, Any], ...]]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import fnmatch
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
 from verl_lint.evaluate.model import Unknown
+from verl_lint.records import shared_dataclass
 from verl_lint.rules.base import per_context
 from verl_lint.rules.knowledge.plain import AnyOf, KeyRef
 from verl_lint.rules.origin import script_span
@@ -40,6 +41,7 @@ _DEVICE_OF_TRAINER = {"npu": "npu", "cuda": "gpu", "gpu": "gpu"}
 
 _ASCEND_ENV = ("ASCEND_", "HCCL_", "VLLM_ASCEND_", "PYTORCH_NPU_")
 _CUDA_ENV = ("NCCL_", "CUDA_VISIBLE_DEVICES")
+_DEVICE_ENV = _ASCEND_ENV + _CUDA_ENV
 
 
 def script_wide_device(ctx: "LaunchContext") -> str | None:
@@ -47,9 +49,10 @@ def script_wide_device(ctx: "LaunchContext") -> str | None:
     `VLLM_ASCEND_*`, `PYTORCH_NPU_*`) outside any branch and function before the launch, and
     no CUDA device variables (`CUDA_VISIBLE_DEVICES`, `NCCL_*`). Else None (unknown)."""
     launch_start = ctx.launch.span.start
+    # the name first: one test rules out nearly every assignment of a script
     names = [a.name for a in getattr(ctx.model, "assignments", ())
-             if not a.path and a.function is None and a.span.start < launch_start
-             and a.exported]
+             if a.name.startswith(_DEVICE_ENV) and not a.path and a.function is None
+             and a.span.start < launch_start and a.exported]
     if any(n.startswith(_CUDA_ENV) for n in names):
         return None
     return "npu" if any(n.startswith(_ASCEND_ENV) for n in names) else None
@@ -141,7 +144,7 @@ def matching_keys(config: EffectiveConfig, pattern: str) -> list[str]:
     return [k for k in config.keys(prefix) if rx.match(k)]
 
 
-@dataclass
+@shared_dataclass()
 class Facts:
     """What a knowledge rule may ask about one launch."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from verl_lint.records import shared_dataclass
 
 if TYPE_CHECKING:
     from verl_lint.rules.knowledge.plain import FamilyTable
@@ -17,7 +18,7 @@ FAMILY_FILE = "model_families.yaml"
 _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
 
 
-@dataclass(frozen=True)
+@shared_dataclass(frozen=True)
 class ModelInfo:
     path: str
     family: str | None

@@ -97,12 +97,13 @@ class IneffectiveOverride(Rule):
         rel = ctx.release
         config = ctx.config
         module = (ctx.analysis.entry or "") if ctx.analysis is not None else ""
-        never_read = _never_read()
+        never_read, renamed = _never_read(), rel.renamed_keys()
         for a in applied(ctx):
+            if a.key not in renamed and a.key not in never_read and \
+                    not a.key.startswith(_KWARGS):
+                continue  # nearly every key: nothing below can hold (lookups, no call)
             entries = rel.renames_of(a.key)
             unused = never_read.get(a.key)
-            if not entries and unused is None and not a.key.startswith(_KWARGS):
-                continue  # nearly every key: nothing below can hold
             why = new = None
             follows = False
             for entry in entries:
