@@ -1226,8 +1226,8 @@ class Interpreter:
                 if kind == "fields":
                     val = (Part(join_values([f.value for f in val])),)
             parts.extend(val)
-        if acc_fed:
-            return tuple(parts), _feeding(own)
+        if acc_fed:  # most values are literal text: no use, nothing fed them
+            return tuple(parts), _feeding(own) if own else ()
         return tuple(parts)
 
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
