@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from verl_lint.records import record
+from verl_lint.records import record, shared_dataclass
 from verl_lint.source import Span
 
 
@@ -31,7 +31,7 @@ class Unknown:
         return f"<unknown: {self.reason}>"
 
 
-@dataclass(slots=True, kw_only=True, unsafe_hash=True)
+@record
 class Anchored(Unknown):
     """A path only known at run time that starts at a known folder: `$(pwd)` / `$PWD` (where the
     user starts the script: `cwd`) or `$(dirname "$0")` / `$(cd "$(dirname "$0")" && pwd)` (the
@@ -85,7 +85,7 @@ class Passthrough:
     position: int = 0  # how many of the launch's overrides come before it (argv order)
 
 
-@dataclass(slots=True, kw_only=True)  # filled in while the command is read: not a record
+@shared_dataclass(slots=True, kw_only=True)  # filled in while the command is read: not a record
 class Launch:
     """One `python3 -m verl.…` (or torchrun / ray job submit / uv run) invocation."""
 
@@ -139,7 +139,7 @@ class VarUse:
     required: bool = False  # `${X:?message}` / `${X?}`: bash stops here when X is unset
 
 
-@dataclass(slots=True, kw_only=True)  # filled in while the script is interpreted
+@shared_dataclass(slots=True, kw_only=True)  # filled in while the script is interpreted
 class ScenarioRun:
     """The outcome of interpreting the script once under one scenario."""
 
