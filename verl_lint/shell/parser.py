@@ -341,10 +341,10 @@ class _Ctx:
 class _Builder:
     def __init__(self, source: SourceText) -> None:
         self.data = data = source.data
-        self.spans = SpanFactory(source)
-        # its bound `__call__`: a call of the factory itself goes through `tp_call`, which
-        # builds an argument tuple each time (a third more instructions; ~350 spans a script)
-        self.span = self.spans.__call__
+        # a SpanFactory's bound `__call__`: a call of the factory itself goes through `tp_call`,
+        # which builds an argument tuple each time (a third more instructions; ~350 spans a
+        # script). The model keeps it too, so that the interpreter's spans are cheap as well
+        self.span = SpanFactory(source).__call__
         self.lexer = WordLexer(data, self.span)
         self.ascii_text = self.lexer.chars if self.lexer.ascii else None
         self.escaped_blanks = _may_hold_escaped_blanks(data)
@@ -1135,20 +1135,20 @@ def parse_script(source: SourceText) -> ScriptModel:
     tree, lifted = _syntax_tree(data)
     b = _Builder(source)
     if tree is None:  # the time budget ran out mid-parse (and its alarm raised nothing)
-        return ScriptModel(length=len(data), source=source, span_factory=b.spans,
+        return ScriptModel(length=len(data), source=source, span_factory=b.span,
                            unread="the parse of the script ran out of time")
     root = tree.root_node
     try:
         body = b.stmts(root.children, _Ctx())
     except RecursionError:  # hostile nesting (hundreds of levels): say so rather than crash
-        return ScriptModel(length=len(data), source=source, span_factory=b.spans,
+        return ScriptModel(length=len(data), source=source, span_factory=b.span,
                            unread="nested too deeply to analyse (parsing)")
     if lifted:
         _give_back(b, body, lifted)
     b.comments.sort(key=lambda c: c.span.start)
     model = ScriptModel(body=tuple(body), comments=tuple(b.comments),
                         heredocs=tuple(b.heredocs), length=len(data), source=source,
-                        span_factory=b.spans)
+                        span_factory=b.span)
     if root.has_error:
         model.syntax = tree
     errors = (_errors(b, root) if root.has_error else []) + _reserved_misuse(model)
