@@ -118,17 +118,14 @@ def _init(cls: type, own: tuple, *, frozen: bool, slots: bool) -> Callable:
                              "_setattr": object.__setattr__}
     body = []
     for f in own:
-        if f.default_factory is not MISSING:
-            scope[f"_factory_{f.name}"] = f.default_factory
-            value = (f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}" if f.init
-                     else f"_factory_{f.name}()")
-        elif f.init:
-            value = f.name
-        elif f.default is not MISSING and slots:  # a slotted class has no class attribute
-            scope[f"_default_{f.name}"] = f.default
-            value = f"_default_{f.name}"
+        if not f.init:  # a factory's value, or the default a slotted class has no attribute for
+            value = _unpassed(f, scope) if f.default_factory is not MISSING or slots else None
+            if value is None:
+                continue  # a class attribute holds its default
+        elif f.default_factory is not MISSING:
+            value = f"{_unpassed(f, scope)} if {f.name} is _FACTORY else {f.name}"
         else:
-            continue  # a class attribute holds its default
+            value = f.name
         body.append(f"    _setattr({me}, {f.name!r}, {value})" if frozen
                     else f"    {me}.{f.name} = {value}")
     params = [me, *(f.name for f in std), *(["*", *(f.name for f in kw)] if kw else [])]
@@ -144,6 +141,18 @@ def _init(cls: type, own: tuple, *, frozen: bool, slots: bool) -> Callable:
 
 def _default(f) -> Any:
     return _FACTORY if f.default_factory is not MISSING else f.default
+
+
+def _unpassed(f, scope: dict[str, Any]) -> str | None:
+    """The expression of field `f`'s value when no argument gives it (its factory called, its
+    default), the value put in the function's `scope`; None when it has neither."""
+    if f.default_factory is not MISSING:
+        scope[f"_factory_{f.name}"] = f.default_factory
+        return f"_factory_{f.name}()"
+    if f.default is not MISSING:
+        scope[f"_default_{f.name}"] = f.default
+        return f"_default_{f.name}"
+    return None
 
 
 _CODES: dict[str, CodeType] | None = None  # `__init__` texts -> their code, this Python's
@@ -245,14 +254,14 @@ def positional(cls: type, *names: str, **fixed: Any) -> Callable:
     instructions of a positional one (an Override: ≈ 7,400 against 3,000): the evaluator builds
     an Override per override word and a VarUse per expansion, the lexer ≈ 330 pieces and words
     per script. The object is the one the record's own `__init__` makes (which only assigns).
-    Generated as dataclasses does it."""
+    Generated as dataclasses does it, its code compiled once (`_code`)."""
     every = fields(cls)
     if not names and not fixed:
         names = tuple(f.name for f in every)
     unknown = (set(names) | set(fixed)) - {f.name for f in every}
     if unknown:
         raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-    scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    scope: dict[str, Any] = {"__builtins__": __builtins__, "new": object.__new__, "cls": cls}
     lines = [f"def make_{cls.__name__}({', '.join(names)}):", "    obj = new(cls)"]
     for f in every:
         if f.name in names:
@@ -260,15 +269,12 @@ def positional(cls: type, *names: str, **fixed: Any) -> Callable:
         elif f.name in fixed:
             scope[f"_fixed_{f.name}"] = fixed[f.name]
             value = f"_fixed_{f.name}"
-        elif f.default_factory is not MISSING:
-            scope[f"_factory_{f.name}"] = f.default_factory
-            value = f"_factory_{f.name}()"
-        elif f.default is not MISSING:
-            scope[f"_default_{f.name}"] = f.default
-            value = f"_default_{f.name}"
         else:
-            raise TypeError(f"{cls.__name__}.{f.name} has no default: pass it")
+            value = _unpassed(f, scope)
+            if value is None:
+                raise TypeError(f"{cls.__name__}.{f.name} has no default: pass it")
         lines.append(f"    obj.{f.name} = {value}")
     lines.append("    return obj")
-    exec("\n".join(lines), scope)  # noqa: S102 - the text is made here from field names
-    return scope[f"make_{cls.__name__}"]
+    make = FunctionType(_code("\n".join(lines)), scope, f"make_{cls.__name__}")
+    make.__module__ = cls.__module__
+    return make
