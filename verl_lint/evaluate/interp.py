@@ -1124,7 +1124,7 @@ class Interpreter:
             return unknown(f"${name} is unset here ({note})")
         return unknown(f"${name} is not set by the script")
 
-    def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
+    def array_fields(self, p: Piece, st: State, acc: list) -> list[Field]:
         """The words of `"${A[@]}"` / `"$@"`: an array's own Fields, not copies (a launch
         passes hundreds). Nothing changes a Field once `expand_words` has made it, and the one
         place there that sets the feeding of fields it did not make copies them first."""
