@@ -200,12 +200,8 @@ def test_an_expansion_that_marks_its_words_leaves_the_array_it_read_alone():
 def test_the_positional_calls_name_the_fields_in_the_records_order():
     """`_var_use(...)` and `_new_override(...)` pass fields by position (see
     `records.positional`): a field inserted or moved in the model would shift their values."""
-    from dataclasses import fields
-
-    from verl_lint.evaluate.model import Override, VarUse
-
-    assert [f.name for f in fields(VarUse)] == [  # interp.record_use's call
+    assert [f.name for f in dataclasses.fields(VarUse)] == [  # interp.record_use's call
         "name", "span", "has_default", "state", "note", "nounset", "required"]
-    assert [f.name for f in fields(Override)] == [  # launch._override's call
+    assert [f.name for f in dataclasses.fields(Override)] == [  # launch._override's call
         "prefix", "key", "value", "text", "span", "key_span", "value_span", "array", "fed_by",
         "variables"]

@@ -333,10 +333,11 @@ class Interpreter:
         for s, _ in alive:
             names.update(s.vars)
         # the bindings every path left alone (the same Var: set-like items compare by identity)
-        same = set(alive[0][0].vars.items())
+        untouched = set(alive[0][0].vars.items())
         for s, _ in alive[1:]:
-            same.intersection_update(s.vars.items())
-        kept = {name for name, v in same if v.kept or v.kept is None and _merges_to_itself(v)}
+            untouched.intersection_update(s.vars.items())
+        kept = {name for name, v in untouched
+                if v.kept or v.kept is None and _merges_to_itself(v)}
         for name in names:
             if name in kept:
                 continue  # bound before the branches and left alone by all (`base` holds it)
@@ -1123,7 +1124,7 @@ class Interpreter:
             return unknown(f"${name} is unset here ({note})")
         return unknown(f"${name} is not set by the script")
 
-    def array_fields(self, p: Piece, st: State, acc: list) -> list[Field] | None:
+    def array_fields(self, p: Piece, st: State, acc: list) -> list[Field]:
         """The words of `"${A[@]}"` / `"$@"`: an array's own Fields, not copies (a launch
         passes hundreds). Nothing changes a Field once `expand_words` has made it, and the one
         place there that sets the feeding of fields it did not make copies them first."""

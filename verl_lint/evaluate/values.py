@@ -7,7 +7,6 @@ script word (or array element) it came from.
 
 from __future__ import annotations
 
-
 from verl_lint.evaluate.model import Anchored, Unknown
 from verl_lint.source import Span
 
