@@ -597,9 +597,7 @@ class Interpreter:
                 if any("A" in f for f in a.flags):
                     st.vars[a.name] = Var(keys={}, fed_by=(a.span,))
                 return
-        # `a.exported` reads the flags: most assignments have none and no `export`
-        exported = (a.declared_by is not None or bool(a.flags)) and a.exported or (
-            old.exported if old is not None else False)
+        exported = a.exported or (old.exported if old is not None else False)
         if a.value is None and a.array is None:  # `export X`, `readonly X`
             if old is not None:
                 target[a.name] = old.replace(exported=exported)
