@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from verl_lint.diagnostics import Diagnostic, Severity
-from verl_lint.evaluate.model import Unknown
 from verl_lint.rules.base import LaunchContext, Rule
-from verl_lint.rules.overrides._common import applied, defaults_of, problems, report
+from verl_lint.rules.overrides._common import applied, defaults_of, is_plain, problems, report
 from verl_lint.rules.registry import register
 from verl_lint.verl import hydra_semantics as hs
 
@@ -121,8 +120,7 @@ class OverrideTypeMismatch(Rule):
         yield from report(self, ctx, problems(ctx, self.code))
         default_of = defaults_of(ctx)
         for a in applied(ctx):
-            # (`is_plain`, spelled out: an interpolation is a string with a `$`, skipped too)
-            if a.prefix not in ("", "++") or not a.existed or isinstance(a.value, Unknown) \
+            if a.prefix not in ("", "++") or not a.existed or not is_plain(a.value) \
                     or a.key in _STR_OR_LIST:
                 continue
             if isinstance(a.value, str) and "$" in a.value:
