@@ -4,7 +4,7 @@
   whose word is one plain literal) by one regex group instead of `expansion`/`braced`;
 - `WordLexer` reads ASCII words of a document holding UTF-8 through a Latin-1 view of it
   (character i is byte i) instead of decoding each word;
-- `SpanFactory` builds its spans itself: one object per range, positions worked out late.
+- `SpanFactory` builds its spans itself (no cache), positions worked out late.
 """
 
 from __future__ import annotations
@@ -88,13 +88,16 @@ def test_a_word_in_a_document_with_utf8_lexes_as_alone(word, mode):
     assert within.text == doc[len(head):].decode("utf-8", errors="replace")
 
 
-def test_span_factory_gives_one_object_per_range_with_late_positions():
+def test_span_factory_gives_spans_equal_by_range_with_late_positions():
     src = SourceText("a\nbé c\n".encode())
     spans = SpanFactory(src)
     s = spans(2, 6)
-    assert spans(2, 6) is s and spans(2, 5) is not s
+    assert s._positions is None  # not worked out until read
+    again = spans(2, 6)
+    assert again == s and hash(again) == hash(s) and spans(2, 5) != s
     assert s.positions == (2, 1, 2, 4) == src.span(2, 6).positions
-    assert src.lazy_span(2, 6) == s
+    assert src.lazy_span(2, 6) == s == src.span(2, 6)
+    assert len({s, again, src.span(2, 6)}) == 1
 
 
 def test_a_utf8_script_parses_as_its_ascii_twin():

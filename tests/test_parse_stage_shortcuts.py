@@ -77,12 +77,15 @@ def _pieces(pieces):
 
 
 def test_the_builder_makes_its_spans_with_the_models_factory():
-    """The builder calls its factory's bound `__call__` (cheaper than calling the factory): the
-    spans it made are the ones the model's `span` gives, one object per range."""
-    model = parse_script(SourceText(b"X=${X:-1}\necho \"$X\" a\n"))
+    """The builder calls its factory's bound `__call__` (cheaper than calling the factory), the
+    one the model's `span` gives: lazy spans of the model's source, equal to those it made."""
+    source = SourceText(b"X=${X:-1}\necho \"$X\" a\n")
+    model = parse_script(source)
+    assert model.span.__func__ is SpanFactory.__call__ and model.span.__self__.source is source
     for s in model.statements:
-        assert model.span(s.span.start, s.span.end) is s.span
+        assert model.span(s.span.start, s.span.end) == s.span
     for w in model.words:
-        assert model.span(w.span.start, w.span.end) is w.span
+        assert model.span(w.span.start, w.span.end) == w.span
         for p in w.pieces:
-            assert model.span(p.span.start, p.span.end) is p.span
+            assert model.span(p.span.start, p.span.end) == p.span
+            assert p.span == source.span(p.span.start, p.span.end)
