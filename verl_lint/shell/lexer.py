@@ -19,9 +19,6 @@ SpanOf = Callable[[int, int], Span]
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _RUN = rb"[^\\'\"$`<>\x80-\xff]+"  # no quoting, expansion or UTF-8: one literal
-# a word's leading literal: grouped as `_FAST`'s first group, so that `fast_pieces` takes the
-# match `word` made rather than matching the same bytes again
-_PLAIN = re.compile(b"(" + _RUN + b")")
 # The common shapes of a word, one regex match per piece (see `WordLexer.fast_pieces`):
 # 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} |
 # 8,9,10 ${X:-v} (a default, `-`/`=`/`+`/`?` with or without `:`, that is one plain literal:
@@ -33,7 +30,6 @@ _FAST = re.compile(b"(" + _RUN + rb")|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + 
 # inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7,8,9 ${X:-v} | 10 closing "
 _FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
 _DIGITS = re.compile(rb"[0-9]+")
-_UTF8 = re.compile(rb"[\x80-\xff]")
 
 # the words and pieces of the common shapes, ≈ 330 a script, built positionally (a keyword call
 # costs twice the instructions: see `records.positional`); the general lexer keeps the keyword
@@ -42,6 +38,8 @@ _word = positional(Word, "span", "text", "pieces")
 _literal = positional(Piece, "span", "text", "quoted", "value", kind="literal")
 _variable = positional(Piece, "span", "text", "quoted", "name", "index", "braced",
                        kind="variable")
+_default = positional(Piece, "span", "text", "quoted", "name", "operator", "argument",
+                      kind="variable", braced=True)
 _SPECIAL = b"@*#?$!-"
 # longest operators first
 _OPS = (b":-", b":=", b":+", b":?", b"##", b"%%", b"//", b"/#", b"/%", b"^^", b",,",
@@ -63,7 +61,7 @@ _PARENS_PLAIN = re.compile(rb"[^\\'\"`$#()]+")
 _BRACE_PLAIN = re.compile(rb"[^\\'\"`$}]+")
 _BRACE_PLAIN_DQ = re.compile(rb"[^\\\"`$}]+")  # inside "…", a `'` is plain too
 # what the general lexer (`WordLexer.pieces`) takes as literal characters in every quoting
-_LITERAL_RUN = _PLAIN  # its own name: a test disables it alone
+_LITERAL_RUN = re.compile(_RUN)
 
 
 def skip_single(data: bytes, i: int, end: int) -> int:
@@ -259,27 +257,36 @@ class WordLexer:
         `${X:-…}`), "heredoc" (an unquoted here-document body)."""
         data = self.data
         if start < end:
-            lead = _PLAIN.match(data, start, end)
-            if lead is not None and lead.end() == end:  # ASCII, one literal
-                span = self.span_of(start, end)
-                raw = self.chars[start:end]
-                piece = _literal(span, raw, "none" if mode == "none" else "double", raw)
-                return _word(span, raw, (piece,))
-            if mode == "none" and (self.ascii or _UTF8.search(data, start, end) is None):
+            # one match of the first piece for both the plain-literal test and `fast_pieces`: a
+            # regex call costs ≈ 3,500 instructions whatever it matches
+            first = _FAST.match(data, start, end)
+            if first is not None and first.lastindex == 1 and first.end() == end:
+                return self.plain_word(start, end, "none" if mode == "none" else "double")
+            if mode == "none":
                 chars = self.chars
-                pieces = self.fast_pieces(start, end, chars, lead)
-                if pieces is not None:
-                    return _word(self.span_of(start, end), chars[start:end], tuple(pieces))
+                raw = chars[start:end]
+                # the Latin-1 view's slice is ASCII (a flag of the string) when the bytes are
+                if self.ascii or raw.isascii():
+                    pieces = self.fast_pieces(start, end, chars, first)
+                    if pieces is not None:
+                        return _word(self.span_of(start, end), raw, tuple(pieces))
         pieces = self.pieces(start, end, mode)
         return Word(span=self.span_of(start, end),
                     text=_dec(self.data[start:end]), pieces=tuple(pieces))
+
+    def plain_word(self, start: int, end: int, quoted: str) -> Word:
+        """The word [start, end) that is one plain literal (ASCII, no quoting, no `$`: `_RUN`),
+        its piece `quoted` as the word sits."""
+        span = self.span_of(start, end)
+        raw = self.chars[start:end]
+        return _word(span, raw, (_literal(span, raw, quoted, raw),))
 
     def fast_pieces(self, start: int, end: int, text: str,
                     lead: re.Match | None = None) -> list[Piece] | None:
         """The common shapes (`key=${X}`, `k='v'`, `"${X}"`, `"$@"`, `"${ARR[@]}"`,
         `k="$HOME/x"`) by regex, `${X:-…}` and `$(…)` as `pieces` takes them, or None to take
         the general lexer. `text[i]` is the
-        character at byte `i` (the word is ASCII); `lead`: a `_PLAIN` match at `start`, taken
+        character at byte `i` (the word is ASCII); `lead`: `_FAST`'s match at `start`, taken
         as the first match. Yields exactly what `pieces` yields (a property test compares
         them)."""
         out: list[Piece] = []
@@ -326,14 +333,13 @@ class WordLexer:
                     name, index = text[a:b], None
                 out.append(_variable(span_of(pos, ve), text[pos:ve], quoted, name, index,
                                      g == 3 or g == 7))
-            elif g == 10:  # ${X:-v}: `braced`'s piece, its argument lexed as `braced` does
+            elif g == 10:  # ${X:-v}: `braced`'s piece; its argument, one plain literal by the
+                # regex, is the word `braced` lexes (`word` would match it again)
                 d = quoted == "double"
-                out.append(Piece(kind="variable", span=span_of(pos, ve),
-                                 text=text[pos:ve], quoted=quoted,
-                                 name=text[m.start(8 - d):m.end(8 - d)],
-                                 operator=text[m.start(9 - d):m.end(9 - d)],
-                                 argument=self.word(a, b, "double" if d else "none"),
-                                 braced=True))
+                out.append(_default(span_of(pos, ve), text[pos:ve], quoted,
+                                    text[m.start(8 - d):m.end(8 - d)],
+                                    text[m.start(9 - d):m.end(9 - d)],
+                                    self.plain_word(a, b, quoted)))
             else:  # 2 '…'
                 out.append(_literal(span_of(pos, ve), text[pos:ve], "single", text[a:b]))
             pos = ve

@@ -1,0 +1,38 @@
+"""`WordLexer.word` matches a word's first piece once (`_FAST`) for both its plain-literal test
+and `fast_pieces`, and asks the Latin-1 view's slice whether the word is ASCII (no regex search
+for a UTF-8 byte): in every mode, in ASCII documents and in documents holding UTF-8, its words
+are the general lexer's."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verl_lint.shell.lexer import WordLexer
+from verl_lint.source import SourceText, SpanFactory
+
+_BITS = st.sampled_from([
+    "a", "k=", "b/c", "${X}", "${X:-v}", "${X:-é}", "$X", "$@", "${A[@]}", "'q'", "'é'", '"',
+    '"$X"', '"a é"', "$(cmd é)", "$((1+2))", "\\", "\\ ", "`", "<", ">", "é", "你", " ", "$",
+])
+
+
+def _pieces(pieces):
+    return [[p.kind, p.span.start, p.span.end, p.text, p.quoted, p.value, p.name, p.index,
+             p.operator, p.braced, p.body, p.argument and _word(p.argument)] for p in pieces]
+
+
+def _word(word):
+    return word.span.start, word.span.end, word.text, _pieces(word.pieces)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_BITS, min_size=1, max_size=8).map("".join),
+       st.sampled_from(["none", "double", "heredoc"]), st.sampled_from(["", "# é\n"]))
+def test_word_is_the_general_lexers(word, mode, head):
+    doc = (head + word).encode()
+    start = len(head.encode())
+    lexer = WordLexer(doc, SpanFactory(SourceText(doc)))
+    fast = lexer.word(start, len(doc), mode)
+    assert fast.text == word and (fast.span.start, fast.span.end) == (start, len(doc))
+    assert _pieces(fast.pieces) == _pieces(lexer.pieces(start, len(doc), mode))
