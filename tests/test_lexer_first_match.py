@@ -1,10 +1,11 @@
 """`WordLexer.word` matches a word's first piece once (`_FAST`) for both its plain-literal test
 and `fast_pieces`, and asks the Latin-1 view's slice whether the word is ASCII (no regex search
-for a UTF-8 byte): in every mode, in ASCII documents and in documents holding UTF-8, its words
-are the general lexer's."""
+for a UTF-8 byte); `fast_pieces` takes a "…" holding one piece as one match: in every mode, in
+ASCII documents and in documents holding UTF-8, its words are the general lexer's."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,7 @@ from verl_lint.source import SourceText, SpanFactory
 
 _BITS = st.sampled_from([
     "a", "k=", "b/c", "${X}", "${X:-v}", "${X:-é}", "$X", "$@", "${A[@]}", "'q'", "'é'", '"',
-    '"$X"', '"a é"', "$(cmd é)", "$((1+2))", "\\", "\\ ", "`", "<", ">", "é", "你", " ", "$",
+    '"$X"', '"${X}"', '"$@"', '"$1"0', '"${A[@]}"', '"a b"', '"a é"', "$(cmd é)", "$((1+2))", "\\", "\\ ", "`", "<", ">", "é", "你", " ", "$",
 ])
 
 
@@ -36,3 +37,16 @@ def test_word_is_the_general_lexers(word, mode, head):
     fast = lexer.word(start, len(doc), mode)
     assert fast.text == word and (fast.span.start, fast.span.end) == (start, len(doc))
     assert _pieces(fast.pieces) == _pieces(lexer.pieces(start, len(doc), mode))
+
+
+@pytest.mark.parametrize("word", [
+    '"$X"', '"${X}"', '"$@"', '"$10"', '"${A[@]}"x', '"${A[*]}"', '"abc"', '"a b"/c', '""',
+    'k="$X"', '"$X""$Y"', '"$X"\'y\'', '"${X}/a"', '"${X:-v}"', '"$X', 'a"$X"b',
+])
+def test_one_piece_in_double_quotes_is_the_general_lexers(word):
+    doc = word.encode()
+    lexer = WordLexer(doc, SpanFactory(SourceText(doc)))
+    fast = lexer.fast_pieces(0, len(doc), word)
+    general = lexer.pieces(0, len(doc), "none")
+    assert fast is None or _pieces(fast) == _pieces(general)
+    assert _pieces(lexer.word(0, len(doc)).pieces) == _pieces(general)

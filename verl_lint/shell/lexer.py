@@ -22,13 +22,21 @@ _RUN = rb"[^\\'\"$`<>\x80-\xff]+"  # no quoting, expansion or UTF-8: one literal
 # The common shapes of a word, one regex match per piece (see `WordLexer.fast_pieces`):
 # 1 unquoted literal run | 2 '…' | 3 ${X} | 4 $X | 5 $1 $@ $* $# | 6,7 ${X[@]} |
 # 8,9,10 ${X:-v} (a default, `-`/`=`/`+`/`?` with or without `:`, that is one plain literal:
-# `${MODEL:-Qwen/Qwen2.5-7B}`, a third of the expansions in verl's scripts) | 11 opening "
+# `${MODEL:-Qwen/Qwen2.5-7B}`, a third of the expansions in verl's scripts) |
+# 11-15 the expansions of 3-7 alone in "…" | 16 a literal run alone in "…" | 17 opening ".
+# A "…" holding one piece (`"$X"`, `"${A[@]}"`, `"a b"`: four in five of verl's) is one match
+# rather than three: a regex call costs ≈ 3,500 instructions whatever it matches.
 _NAME_RE = rb"([A-Za-z_][A-Za-z0-9_]*)"
-_FAST_EXPANSIONS = (rb"\$\{" + _NAME_RE + rb"\}|\$" + _NAME_RE + rb"|\$([0-9@*#])|\$\{" + _NAME_RE
-                    + rb"\[([@*])\]\}|\$\{" + _NAME_RE + rb"(:?[-=+?])([^\\'\"$`<>}\x80-\xff]+)\}")
-_FAST = re.compile(b"(" + _RUN + rb")|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS + rb'|(")')
+_DQ_RUN = rb'([^"\\$`\x80-\xff]+)'
+_SIMPLE_EXPANSIONS = (rb"\$\{" + _NAME_RE + rb"\}|\$" + _NAME_RE + rb"|\$([0-9@*#])|\$\{" + _NAME_RE
+                      + rb"\[([@*])\]\}")
+_FAST_EXPANSIONS = (_SIMPLE_EXPANSIONS + rb"|\$\{" + _NAME_RE
+                    + rb"(:?[-=+?])([^\\'\"$`<>}\x80-\xff]+)\}")
+_FAST = re.compile(b"(" + _RUN + rb")|'([^'\x80-\xff]*)'|" + _FAST_EXPANSIONS
+                   + b'|"(?:' + _SIMPLE_EXPANSIONS + b"|" + _DQ_RUN + b')"|(")')
 # inside "…": 1 literal run | 2 ${X} | 3 $X | 4 $1 $@ | 5,6 ${X[@]} | 7,8,9 ${X:-v} | 10 closing "
-_FAST_DQ = re.compile(rb'([^"\\$`\x80-\xff]+)|' + _FAST_EXPANSIONS + rb'|(")')
+_FAST_DQ = re.compile(_DQ_RUN + b"|" + _FAST_EXPANSIONS + rb'|(")')
+_DQ_GROUPS = (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 17)  # _FAST_DQ's group i is _FAST's _DQ_GROUPS[i]
 _DIGITS = re.compile(rb"[0-9]+")
 
 # the words and pieces of the common shapes, ≈ 330 a script, built positionally (a keyword call
@@ -308,16 +316,15 @@ class WordLexer:
                     pos = j
                     continue
                 return None
-            g = m.lastindex
-            a, b = m.span(g)
-            if g > 1 and quoted == "double":
-                g += 1  # align with _FAST's groups (no '…' inside "…")
+            last = m.lastindex
+            a, b = m.span(last)
+            g = last if quoted == "none" else _DQ_GROUPS[last]
             ve = m.end()
             # the groups by how often they come in verl's scripts
-            if g == 1:
+            if g == 1 or g == 16:  # a literal run (16: alone in "…")
                 raw = text[a:b]
-                out.append(_literal(span_of(a, b), raw, quoted, raw))
-            elif g == 11:  # a double quote
+                out.append(_literal(span_of(a, b), raw, "double" if g == 16 else quoted, raw))
+            elif g == 17:  # a double quote
                 if quoted == "none":
                     quoted, opened = "double", len(out)
                 else:
@@ -325,20 +332,20 @@ class WordLexer:
                         out.append(Piece(kind="literal", span=span_of(pos - 1, pos + 1),
                                          text='""', quoted="double", value=""))
                     quoted = "none"
-            elif g < 8 and g != 2:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
-                if g == 7:
-                    name, index = text[m.start(6 - (quoted == "double")):
-                                       m.end(6 - (quoted == "double"))], text[a]
+            elif g < 8 and g != 2 or 10 < g < 16:  # 3 ${X}, 4 $X, 5 $@ / $1, 6-7 ${X[@]}
+                kind, vs, vend, vq = (g, pos, ve, quoted) if g < 8 else \
+                    (g - 8, pos + 1, ve - 1, "double")  # alone in "…": the inside
+                if kind == 7:  # the name is the group before the index's
+                    name, index = text[m.start(last - 1):m.end(last - 1)], text[a]
                 else:
                     name, index = text[a:b], None
-                out.append(_variable(span_of(pos, ve), text[pos:ve], quoted, name, index,
-                                     g == 3 or g == 7))
+                out.append(_variable(span_of(vs, vend), text[vs:vend], vq, name, index,
+                                     kind == 3 or kind == 7))
             elif g == 10:  # ${X:-v}: `braced`'s piece; its argument, one plain literal by the
                 # regex, is the word `braced` lexes (`word` would match it again)
-                d = quoted == "double"
                 out.append(_default(span_of(pos, ve), text[pos:ve], quoted,
-                                    text[m.start(8 - d):m.end(8 - d)],
-                                    text[m.start(9 - d):m.end(9 - d)],
+                                    text[m.start(last - 2):m.end(last - 2)],
+                                    text[m.start(last - 1):m.end(last - 1)],
                                     self.plain_word(a, b, quoted)))
             else:  # 2 '…'
                 out.append(_literal(span_of(pos, ve), text[pos:ve], "single", text[a:b]))
