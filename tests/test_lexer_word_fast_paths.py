@@ -1,14 +1,18 @@
-"""`WordLexer.word` matches a word's first piece once (`_FAST`) for both its plain-literal test
-and `fast_pieces`, and asks the Latin-1 view's slice whether the word is ASCII (no regex search
-for a UTF-8 byte); `fast_pieces` takes a "…" holding one piece as one match: in every mode, in
-ASCII documents and in documents holding UTF-8, its words are the general lexer's."""
+"""`WordLexer.word` finds where a word's leading literal ends in the document's map of the
+bytes that end one (no regex call for a plain word; `fast_pieces` takes it as its first piece),
+asks the Latin-1 view's slice whether the word is ASCII (no regex search for a UTF-8 byte), and
+`fast_pieces` takes a "…" holding one piece as one match: in every mode, in ASCII documents and
+in documents holding UTF-8, its words are the general lexer's."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verl_lint.shell import lexer
 from verl_lint.shell.lexer import WordLexer
 from verl_lint.source import SourceText, SpanFactory
 
@@ -50,3 +54,9 @@ def test_one_piece_in_double_quotes_is_the_general_lexers(word):
     general = lexer.pieces(0, len(doc), "none")
     assert fast is None or _pieces(fast) == _pieces(general)
     assert _pieces(lexer.word(0, len(doc)).pieces) == _pieces(general)
+
+
+def test_the_map_of_run_ends_is_the_run_regex():
+    run = re.compile(lexer._RUN)
+    assert [lexer._RUN_END_MAP[b] for b in range(256)] == \
+        [int(run.fullmatch(bytes([b])) is None) for b in range(256)]
