@@ -947,11 +947,15 @@ _BLANKS_ONLY = re.compile(rb"(?:[ \t]|\\[ \t])*")
 _BLANKS_OR_CONTINUATIONS = re.compile(rb"(?:[ \t]|\\\r?\n)*")
 
 
+_BACKSLASH_BLANK = re.compile(rb"\\[ \t]")
+
+
 def _may_hold_escaped_blanks(data: bytes) -> bool:
-    """A `\\` before a blank anywhere in the file. No verl script has one, and a substring
-    look at the file is far cheaper than `_ESCAPED_BLANK`'s search (a lookbehind: no fast
-    prefix scan) of every command and array (5% of the parse)."""
-    return b"\\ " in data or b"\\\t" in data
+    """A `\\` before a blank anywhere in the file. No verl script has one, and one look at the
+    file is far cheaper than `_ESCAPED_BLANK`'s search (a lookbehind: no fast prefix scan) of
+    every command and array (5% of the parse); a regex that starts with its rare `\\` scans
+    the file once (two substring looks, for a space and a tab, scanned it twice)."""
+    return _BACKSLASH_BLANK.search(data) is not None
 
 
 class _Glued(NamedTuple):
@@ -1117,8 +1121,10 @@ def _syntax_tree(data: bytes) -> tuple[object | None, list[Lifted]]:
 
 
 def _may_lift(data: bytes) -> bool:
-    """Some `<<WORD` has more of its line after it (a cheap look before `masked` scans)."""
-    return any(_line_goes_on(data, m.end(), len(data)) for m in _HEREDOC_DELIM.finditer(data))
+    """Some `<<WORD` has more of its line after it (a cheap look before `masked` scans; a
+    substring look first: 5 of verl's 182 scripts hold a `<<`)."""
+    return b"<<" in data and any(_line_goes_on(data, m.end(), len(data))
+                                 for m in _HEREDOC_DELIM.finditer(data))
 
 
 def _give_back(b: _Builder, body: list, lifted: list[Lifted]) -> None:
