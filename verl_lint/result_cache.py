@@ -6,7 +6,7 @@ writes, so concurrent runs are safe: a reader sees an old entry, a new one or no
 depend on besides its bytes — the path it is shown as and its absolute path, the resolved
 settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
 (`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
-SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
+digest (BLAKE2b) of the bytes it was made from: an edited file is a miss, and its new result replaces the
 old one in the same slot, so the cache grows with files × configurations, not with edits;
 `MAX_ENTRIES` bounds it anyway. Files of the workspace a result depends on (where an entry
 module was looked for: `dependencies`) are stored with their size and time, and checked. A file
