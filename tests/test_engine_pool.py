@@ -114,6 +114,33 @@ def test_every_file_once_and_in_order(tmp_path, linted_by):
     assert len(linted_by) == len(paths) + len(here)  # the serial run, then the parent's share
 
 
+def test_a_worker_sends_no_script_this_process_already_read(tmp_path, monkeypatch, linted_by):
+    """With the result cache, each task brings the script read to look it up: a worker's report
+    comes back without it and gets this process's own copy (the same object)."""
+    from verl_lint.result_cache import ResultCache
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path / "cache"))
+    paths = []
+    for i in range(12):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nX={i}\n" + 'echo "$X"\n' * i)
+        paths.append(p)
+    cache = ResultCache()
+    read = {}
+    real_pending = cache.pending
+
+    def pending(path, **kw):
+        found = real_pending(path, **kw)
+        read[path] = found.source
+        return found
+
+    monkeypatch.setattr(cache, "pending", pending)
+    reports = lint_paths(paths, lambda p: Settings(), jobs=2, cache=cache)
+    assert "worker" in [r.error for r in reports]
+    for path, report in zip(paths, reports):
+        assert report.source is read[path] and report.source.data == path.read_bytes()
+
+
 def test_without_fork_the_parent_lints_every_file_in_order(scripts, linted_by, monkeypatch):
     monkeypatch.setattr(workers, "available", lambda: False)
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2)
