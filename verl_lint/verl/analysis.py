@@ -337,7 +337,8 @@ class _Analyzer:
         origins: dict[tuple[str, ...], tuple[int, Override]] = {}
         for seq, (ov, parsed) in enumerate(values):
             self._apply(state, origins, seq, ov, parsed)
-        config = build_effective(self.release.version, self.name, state.root, origins, base)
+        config = build_effective(self.release.version, self.name, state.root, origins, base,
+                                 only_sets=all(p.prefix != "~" for _, p in values))
         missing = [k for k in _base_missing(base)
                    if hs.lookup(state.root, tuple(k.split("."))) == hs.MISSING]
         missing += [a.key for a in self.applied if a.value == hs.MISSING and a.key not in missing]
