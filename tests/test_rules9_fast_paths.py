@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from verl_lint.verl import hydra_semantics as hs
@@ -72,3 +73,49 @@ def test_the_shortcut_answers_most_tails_from_the_composed_tree():
     config, _ = _launch_config(["a.s=2", "a.inh=3", "+a.new=1", "n=1"])
     assert config.keys_ending(".enabled") == []
     assert config._entries._flat is None and config._entries._changes is None
+
+
+odd_names = st.text(alphabet="ab_1Zé.~", min_size=1, max_size=10)
+
+
+@given(odd_names, st.lists(odd_names, max_size=10))
+@example("aé", ["a~"])  # two characters outside the alphabet share a bit
+def test_near_holds_every_name_that_scores_08_whatever_its_characters(a, pool):
+    """Characters outside `_BITS` share one bit: `near` may keep more names, never fewer."""
+    from verl_lint.verl.suggest import _NameIndex, leaf_similarity
+
+    assert {b for b in pool if leaf_similarity(a, b) >= 0.8} <= _NameIndex([], pool).near(a)
+
+
+def test_a_composed_trees_index_and_missing_keys_come_back_from_the_disk_cache(
+        tmp_path, monkeypatch):
+    """The did-you-mean index and the `???` keys of a composed tree are worked out once, then
+    read back from the disk cache (another process's): the same paths, names and keys."""
+    from verl_lint.verl import analysis, cache, configs, suggest
+    from verl_lint.verl.release import load_release
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path))
+    cache.cache_root.cache_clear()
+    try:
+        release = load_release("0.9.1")
+        tree = configs.composed(release, release.entry_point("verl.trainer.main_ppo"),
+                                "ppo_trainer")
+        monkeypatch.setattr(suggest, "_paths_cache", {})
+        monkeypatch.setattr(analysis, "_MISSING_CACHE", {})
+        _, by_leaf, index = suggest._indexed(tree)
+        missing = analysis._base_missing(tree)
+        assert list(tmp_path.rglob("suggest/*.pickle")) and list(tmp_path.rglob("missing/*.pickle"))
+        assert missing == analysis._missing(tree) and "actor_rollout_ref.rollout.name" in missing
+        monkeypatch.setattr(suggest, "_paths_cache", {})
+        monkeypatch.setattr(analysis, "_MISSING_CACHE", {})
+        monkeypatch.setattr(suggest, "_index", lambda tree: pytest.fail("indexed again"))
+        monkeypatch.setattr(analysis, "_missing", lambda tree: pytest.fail("walked again"))
+        _, by_leaf2, index2 = suggest._indexed(tree)
+        assert by_leaf2 == by_leaf and vars(index2) == vars(index)
+        assert analysis._base_missing(tree) == missing
+        # a tree `composed` did not give (an overridden copy) is worked out, never cached
+        monkeypatch.undo()
+        copy = dict(tree)
+        assert configs.disk_key(copy) is None and analysis._base_missing(copy) == missing
+    finally:
+        cache.cache_root.cache_clear()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -295,6 +296,7 @@ class _Analyzer:
         self.base: dict = {}  # the composed tree the value overrides start from (shared: read only)
         self._group_texts: list[str] = []  # the group overrides that compose it
         self._unresolved: str | None = None  # why it cannot be composed
+        self._deleted = False  # a `~key` was applied
 
     def problem(self, kind: ProblemKind, ov: Override, key: str, message: str, *,
                 span: Span | None = None, **extra: Any) -> None:
@@ -338,7 +340,7 @@ class _Analyzer:
         for seq, (ov, parsed) in enumerate(values):
             self._apply(state, origins, seq, ov, parsed)
         config = build_effective(self.release.version, self.name, state.root, origins, base,
-                                 only_sets=all(p.prefix != "~" for _, p in values))
+                                 only_sets=not self._deleted)
         missing = [k for k in _base_missing(base)
                    if hs.lookup(state.root, tuple(k.split("."))) == hs.MISSING]
         missing += [a.key for a in self.applied if a.value == hs.MISSING and a.key not in missing]
@@ -454,6 +456,8 @@ class _Analyzer:
             self.applied.append(_applied(ov, p.key, p.prefix, p.value, existed))
             if not existed and p.prefix in ("+", "++"):
                 self._check_fields(state, ov, p, parts)
+        else:
+            self._deleted = True
 
     def _check_fields(self, state: hs.Tree, ov: Override, p: hs.Parsed,
                       parts: tuple[str, ...]) -> None:
@@ -661,11 +665,30 @@ _MISSING_CACHE: dict[int, tuple[dict, list[str]]] = {}
 
 
 def _base_missing(base: dict) -> list[str]:
-    """Keys that are `???` in a shared composed tree (computed once per tree)."""
+    """Keys that are `???` in a shared composed tree (computed once per tree, and kept in the
+    disk cache beside it: reading them back costs a fraction of the walk)."""
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
-        hit = _MISSING_CACHE[id(base)] = (base, _missing(base))
+        from verl_lint.verl import cache
+        from verl_lint.verl.configs import disk_key
+
+        tree_key = disk_key(base)
+        key = f"{_missing_code_id()}:{tree_key}"
+        found = cache.load("missing", key) if tree_key is not None else cache.MISS
+        if found is cache.MISS:
+            found = _missing(base)
+            if tree_key is not None:
+                cache.store("missing", key, found)
+        hit = _MISSING_CACHE[id(base)] = (base, found)
     return hit[1]
+
+
+@lru_cache(maxsize=1)
+def _missing_code_id() -> str:
+    """This code: a checkout that changes `_missing` must not reuse old answers."""
+    from verl_lint.verl import cache
+
+    return cache.code_id(Path(__file__).resolve())
 
 
 def _missing(tree: dict) -> list[str]:
