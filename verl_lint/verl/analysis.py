@@ -33,7 +33,7 @@ from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.compose import ComposeFailure
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
-from verl_lint.verl.effective_build import build_effective
+from verl_lint.verl.effective_build import build_effective, key_path
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.sources import Workspace
 from verl_lint.verl.suggest import NO_VALUE, closest_keys
@@ -438,7 +438,7 @@ class _Analyzer:
     # -- value overrides ----------------------------------------------------------------------
 
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
-        parts = tuple(p.key.split("."))
+        parts = key_path(p.key)
         try:
             existed = hs.apply(state, p, parts)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:

@@ -26,6 +26,12 @@ _resolved = positional(Resolved, "key", "value", "origin", "inherited_origin")
 _origin = positional(Origin, "kind", "span", "from_key")
 
 
+@lru_cache(maxsize=16384)  # the same keys, script after script and rule after rule: one split
+def key_path(key: str) -> Path:
+    """`a.b.c` as ("a", "b", "c") (shared: read only)."""
+    return tuple(key.split("."))
+
+
 def build_effective(version: str, config_name: str, root: dict,
                     origins: dict[Path, tuple[int, Override]],
                     base: dict | None = None, *, only_sets: bool = False) -> EffectiveConfig:
@@ -363,7 +369,7 @@ class _Entries(Mapping):
         return None if self._composed is None else _shared(self._composed).ending(tail)
 
     def plainly_has(self, key: str) -> bool:
-        path = tuple(key.split("."))
+        path = key_path(key)
         node: Any = self.root
         for k in path:
             if type(node) is not dict:
@@ -462,7 +468,7 @@ class _Entries(Mapping):
 
     def _locate(self, key: str) -> tuple[Path, Path, Any] | None:
         """(path, where its raw value lives, the raw value) for a leaf key, without flattening."""
-        path = tuple(key.split("."))
+        path = key_path(key)
         hit = self._descend(path)
         if hit is None:
             return None
