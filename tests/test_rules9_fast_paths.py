@@ -3,6 +3,7 @@ finds (the plain one is written out here as the oracle)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -87,35 +88,46 @@ def test_near_holds_every_name_that_scores_08_whatever_its_characters(a, pool):
     assert {b for b in pool if leaf_similarity(a, b) >= 0.8} <= _NameIndex([], pool).near(a)
 
 
-def test_a_composed_trees_index_and_missing_keys_come_back_from_the_disk_cache(
+def test_what_is_derived_from_a_composed_tree_is_read_back_from_the_disk_cache(
         tmp_path, monkeypatch):
-    """The did-you-mean index and the `???` keys of a composed tree are worked out once, then
-    read back from the disk cache (another process's): the same paths, names and keys."""
-    from verl_lint.verl import analysis, cache, configs, suggest
-    from verl_lint.verl.release import load_release
+    """`configs.derived` works a composed tree's data out once, then reads it back (another
+    process's answer, for the same tree and code); a tree `composed` did not give is worked
+    out every time, never stored."""
+    from verl_lint.verl import analysis, cache, configs
 
     monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path))
     cache.cache_root.cache_clear()
+    tree = {"a": {"b": "???", "c": 1}, "d": "???"}
+    monkeypatch.setitem(configs._keys, id(tree), (tree, "a composed tree's key"))
+    calls = []
+
+    def missing(t):
+        calls.append(t)
+        return analysis._missing(t)
+
+    code = Path(analysis.__file__)
     try:
-        release = load_release("0.9.1")
-        tree = configs.composed(release, release.entry_point("verl.trainer.main_ppo"),
-                                "ppo_trainer")
-        monkeypatch.setattr(suggest, "_paths_cache", {})
-        monkeypatch.setattr(analysis, "_MISSING_CACHE", {})
-        _, by_leaf, index = suggest._indexed(tree)
-        missing = analysis._base_missing(tree)
-        assert list(tmp_path.rglob("suggest/*.pickle")) and list(tmp_path.rglob("missing/*.pickle"))
-        assert missing == analysis._missing(tree) and "actor_rollout_ref.rollout.name" in missing
-        monkeypatch.setattr(suggest, "_paths_cache", {})
-        monkeypatch.setattr(analysis, "_MISSING_CACHE", {})
-        monkeypatch.setattr(suggest, "_index", lambda tree: pytest.fail("indexed again"))
-        monkeypatch.setattr(analysis, "_missing", lambda tree: pytest.fail("walked again"))
-        _, by_leaf2, index2 = suggest._indexed(tree)
-        assert by_leaf2 == by_leaf and vars(index2) == vars(index)
-        assert analysis._base_missing(tree) == missing
-        # a tree `composed` did not give (an overridden copy) is worked out, never cached
-        monkeypatch.undo()
+        assert configs.derived(tree, "missing", missing, code) == ["a.b", "d"]
+        assert list(tmp_path.rglob("missing/*.pickle")) and len(calls) == 1
+        monkeypatch.setattr(configs, "_files_id", configs._files_id.__wrapped__)  # a new process
+        assert configs.derived(tree, "missing", missing, code) == ["a.b", "d"]
+        assert len(calls) == 1
         copy = dict(tree)
-        assert configs.disk_key(copy) is None and analysis._base_missing(copy) == missing
+        assert configs.derived(copy, "missing", missing, code) == ["a.b", "d"]
+        assert configs.derived(copy, "missing", missing, code) == ["a.b", "d"]
+        assert len(calls) == 3 and len(list(tmp_path.rglob("missing/*.pickle"))) == 1
     finally:
         cache.cache_root.cache_clear()
+
+
+def test_a_did_you_mean_index_read_back_is_the_one_built():
+    """The index is kept on disk: pickled and read back, it holds the same paths, names and
+    letter masks (the same in every process)."""
+    import pickle
+
+    from verl_lint.verl.suggest import _index
+
+    by_leaf, index = _index(BASE)
+    by_leaf2, index2 = pickle.loads(pickle.dumps((by_leaf, index)))
+    assert by_leaf2 == by_leaf and vars(index2) == vars(index)
+    assert index2.near("modle") == index.near("modle") and "model" in index.near("modle")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ from verl_lint.verl import data
 from verl_lint.verl import hydra_semantics as hs
 from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.compose import ComposeFailure
+from verl_lint.verl import configs
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
 from verl_lint.verl.effective_build import build_effective, key_path
@@ -669,26 +669,9 @@ def _base_missing(base: dict) -> list[str]:
     disk cache beside it: reading them back costs a fraction of the walk)."""
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
-        from verl_lint.verl import cache
-        from verl_lint.verl.configs import disk_key
-
-        tree_key = disk_key(base)
-        key = f"{_missing_code_id()}:{tree_key}"
-        found = cache.load("missing", key) if tree_key is not None else cache.MISS
-        if found is cache.MISS:
-            found = _missing(base)
-            if tree_key is not None:
-                cache.store("missing", key, found)
-        hit = _MISSING_CACHE[id(base)] = (base, found)
+        hit = _MISSING_CACHE[id(base)] = (
+            base, configs.derived(base, "missing", _missing, Path(__file__).resolve()))
     return hit[1]
-
-
-@lru_cache(maxsize=1)
-def _missing_code_id() -> str:
-    """This code: a checkout that changes `_missing` must not reuse old answers."""
-    from verl_lint.verl import cache
-
-    return cache.code_id(Path(__file__).resolve())
 
 
 def _missing(tree: dict) -> list[str]:

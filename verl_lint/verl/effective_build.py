@@ -49,19 +49,16 @@ class _Shared:
     now lead to it). Worked out once per composed tree and kept in the disk cache beside it."""
 
     def __init__(self, base: dict) -> None:
-        from verl_lint.verl import cache, configs
+        import pathlib
+
+        from verl_lint.verl import configs
 
         self.base = base  # held: the id stays this tree's
         self.by_tail: dict[str, list[str]] = {}
         self.set_kinds: dict[Path, str] = {}  # path → `_set_kind`, asked by launches as met
-        tree_key = configs.disk_key(base)
-        key = f"{_listing_code_id()}:{tree_key}"
-        found = cache.load("listing", key) if tree_key is not None else cache.MISS
-        if found is cache.MISS:
-            found = self._list(base)
-            if tree_key is not None:
-                cache.store("listing", key, found)
-        self.keys, self.aliases, self.words = found
+        here = pathlib.Path(__file__).resolve().parent  # (`Path` here is a key path)
+        self.keys, self.aliases, self.words = configs.derived(
+            base, "listing", self._list, here / "effective_build.py", here / "hydra_semantics.py")
 
     @staticmethod
     def _list(base: dict) -> tuple[tuple[str, ...], list[tuple[Path, Path]], frozenset[str]]:
@@ -98,17 +95,6 @@ _WORD = re.compile(r"[\w\-]+")  # the parts of an interpolation's path, and othe
 _MAY_NEST = re.compile(r"[\[{$]")  # in an override's value: maybe a container or interpolation
 
 
-@lru_cache(maxsize=1)
-def _listing_code_id() -> str:
-    """The code a listing comes from: a checkout that changes it must not reuse old listings."""
-    import pathlib
-
-    from verl_lint.verl import cache
-
-    here = pathlib.Path(__file__).resolve().parent  # (`Path` here is a key path)
-    return cache.code_id(here / "effective_build.py", here / "hydra_semantics.py")
-
-
 def _shared(base: dict) -> _Shared:
     hit = _SHARED.get(id(base))
     if hit is None or hit.base is not base:
@@ -126,14 +112,25 @@ def _set_kind(base: dict, path: Path) -> str:
     REPLACED (a value that leads nowhere, reached through dicts: the same keys listed), ADDED
     (the tree lacks it below its dicts: new dicts holding the path only) or BLOCKED (through
     or over anything else, where an interpolation may lead elsewhere now)."""
-    node: Any = base
+    node = _through_dicts(base, path)
+    if node is _UNSEEN:
+        return ADDED
+    return REPLACED if node is not _PAST and _leads_nowhere(base, path, node) else BLOCKED
+
+
+_PAST = object()  # `_through_dicts`: a step met something other than a dict
+
+
+def _through_dicts(node: Any, path: Path) -> Any:
+    """The node at `path` below `node` through dicts; _UNSEEN where a dict lacks the next key,
+    _PAST where the next step is into anything else."""
     for k in path:
         if type(node) is not dict:
-            return BLOCKED
+            return _PAST
         node = node.get(k, _UNSEEN)
         if node is _UNSEEN:
-            return ADDED
-    return REPLACED if _leads_nowhere(base, path, node) else BLOCKED
+            return _UNSEEN
+    return node
 
 
 def _plain(v: Any) -> bool:
@@ -370,13 +367,9 @@ class _Entries(Mapping):
 
     def plainly_has(self, key: str) -> bool:
         path = key_path(key)
-        node: Any = self.root
-        for k in path:
-            if type(node) is not dict:
-                return False
-            node = node.get(k, _UNSEEN)
-            if node is _UNSEEN:
-                return False
+        node = _through_dicts(self.root, path)
+        if node is _UNSEEN or node is _PAST:
+            return False
         # `_walk` lists a node it does not enter (a value, an empty dict, an Unknown, an
         # interpolation of a value) as its own key
         return self._opens(node, path) is None

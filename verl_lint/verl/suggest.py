@@ -18,29 +18,14 @@ def _indexed(tree: dict) -> tuple[Any, dict[str, list[str]], "_NameIndex"]:
     hit = _paths_cache.get(id(tree))
     if hit is not None and hit[0] is tree:
         return hit
-    from verl_lint.verl import cache, configs
-
-    # a composed tree's index is kept in the disk cache beside it: ~2 ms to build for the
-    # ~1,000 paths of one, a fraction of that to read
-    tree_key = configs.disk_key(tree)
-    key = f"{_code_id()}:{tree_key}"
-    found = cache.load("suggest", key) if tree_key is not None else cache.MISS
-    if found is cache.MISS:
-        found = _index(tree)
-        if tree_key is not None:
-            cache.store("suggest", key, found)
-    hit = _paths_cache[id(tree)] = (tree, *found)
-    return hit
-
-
-@lru_cache(maxsize=1)
-def _code_id() -> str:
-    """This code: a checkout that changes it must not reuse old indexes."""
     from pathlib import Path
 
-    from verl_lint.verl import cache
+    from verl_lint.verl import configs
 
-    return cache.code_id(Path(__file__).resolve())
+    # ~2 ms to build for the ~1,000 paths of a composed tree, a fraction of that to read
+    found = configs.derived(tree, "suggest", _index, Path(__file__).resolve())
+    hit = _paths_cache[id(tree)] = (tree, *found)
+    return hit
 
 
 def _index(tree: dict) -> tuple[dict[str, list[str]], "_NameIndex"]:
