@@ -3,7 +3,6 @@ finds (the plain one is written out here as the oracle)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -105,7 +104,7 @@ def test_what_is_derived_from_a_composed_tree_is_read_back_from_the_disk_cache(
         calls.append(t)
         return analysis._missing(t)
 
-    code = Path(analysis.__file__)
+    code = analysis.__file__
     try:
         assert configs.derived(tree, "missing", missing, code) == ["a.b", "d"]
         assert list(tmp_path.rglob("missing/*.pickle")) and len(calls) == 1

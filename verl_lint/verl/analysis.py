@@ -670,7 +670,7 @@ def _base_missing(base: dict) -> list[str]:
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
         hit = _MISSING_CACHE[id(base)] = (
-            base, configs.derived(base, "missing", _missing, Path(__file__).resolve()))
+            base, configs.derived(base, "missing", _missing, __file__))
     return hit[1]
 
 

@@ -35,10 +35,11 @@ def disk_key(tree: Tree) -> str | None:
     return hit[1] if hit is not None and hit[0] is tree else None
 
 
-def derived(tree: Tree, namespace: str, compute: Callable[[Tree], Any], *code: Path) -> Any:
+def derived(tree: Tree, namespace: str, compute: Callable[[Tree], Any], *code: str) -> Any:
     """`compute(tree)`, kept in the disk cache beside a tree `composed` returned (under
-    `namespace`, keyed by the tree and the files of the code computing it): what is worked out
-    once per composed tree is read back by the next run. Any other tree is computed."""
+    `namespace`, keyed by the tree and the files of the code computing it, `__file__`s):
+    what is worked out once per composed tree is read back by the next run. Any other tree
+    is computed."""
     tree_key = disk_key(tree)
     if tree_key is None:
         return compute(tree)
@@ -51,8 +52,8 @@ def derived(tree: Tree, namespace: str, compute: Callable[[Tree], Any], *code: P
 
 
 @lru_cache(maxsize=16)
-def _files_id(files: tuple[Path, ...]) -> str:
-    return cache.code_id(*files)
+def _files_id(files: tuple[str, ...]) -> str:
+    return cache.code_id(*(Path(f).resolve() for f in files))
 
 
 def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] = ()) -> str:

@@ -49,16 +49,13 @@ class _Shared:
     now lead to it). Worked out once per composed tree and kept in the disk cache beside it."""
 
     def __init__(self, base: dict) -> None:
-        import pathlib
-
         from verl_lint.verl import configs
 
         self.base = base  # held: the id stays this tree's
         self.by_tail: dict[str, list[str]] = {}
         self.set_kinds: dict[Path, str] = {}  # path → `_set_kind`, asked by launches as met
-        here = pathlib.Path(__file__).resolve().parent  # (`Path` here is a key path)
         self.keys, self.aliases, self.words = configs.derived(
-            base, "listing", self._list, here / "effective_build.py", here / "hydra_semantics.py")
+            base, "listing", self._list, __file__, hs.__file__)
 
     @staticmethod
     def _list(base: dict) -> tuple[tuple[str, ...], list[tuple[Path, Path]], frozenset[str]]:
