@@ -6,7 +6,7 @@ writes, so concurrent runs are safe: a reader sees an old entry, a new one or no
 depend on besides its bytes — the path it is shown as and its absolute path, the resolved
 settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
 (`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
-SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
+digest (BLAKE2b) of the bytes it was made from: an edited file is a miss, and its new result replaces the
 old one in the same slot, so the cache grows with files × configurations, not with edits;
 `MAX_ENTRIES` bounds it anyway. Files of the workspace a result depends on (where an entry
 module was looked for: `dependencies`) are stored with their size and time, and checked. A file
@@ -18,12 +18,12 @@ next time.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from verl_lint.digest import blake2b, hexdigest
 from verl_lint.verl import cache as disk
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 import contextvars
 
 NAMESPACE = "results"
+COLD_AFTER = 8  # a run whose first files all missed is cold: `engine.lint_paths` asks the rest
 # paths of the workspace that rules looked at while linting the current file (`consulted`)
 _CONSULTED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("consulted")
 MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
@@ -50,7 +51,7 @@ def enabled() -> bool:
 def _tree_stamp(root: Path, *, suffixes: tuple[str, ...] | None = None) -> str:
     """Names, sizes and modification times of the files under `root` (symlinks followed, as
     the built-in rules folder is one): any edit, install or upgrade changes it."""
-    h = hashlib.sha1()
+    h = blake2b(digest_size=20)
     for folder, dirs, files in os.walk(root, followlinks=True):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -174,6 +175,8 @@ class ResultCache:
         self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
+        # reports `engine.lint_paths` had from the cache (looked up here or in a worker), and
+        # stored by this run's linting (here or in a worker): `answered`
         self.hits = 0
         self.stored = 0
         self._pruned_at = 0  # `stored` when the cache was last pruned
@@ -207,7 +210,7 @@ class ResultCache:
             # short key per file is quicker to name, read and compare
             common = f"{code_stamp()}\0{verl}\0{self._rules}\0{_settings_print(settings)}"
             entry = self._prints[(id(settings), choice)] = \
-                (settings, hashlib.sha256(common.encode()).hexdigest())
+                (settings, hexdigest(common.encode()))
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
         cwd = self._cwd
@@ -220,6 +223,8 @@ class ResultCache:
         from verl_lint.fileio import read_bounded
         from verl_lint.source import SourceText
 
+        if path in self._unlinted:  # missed already, and not linted yet: read once
+            return None
         data, _ = read_bounded(path)
         if data is None:
             return None  # linting reads it and says why
@@ -232,10 +237,9 @@ class ResultCache:
         found = disk.load(NAMESPACE, slot)
         # an entry is made from bytes that were linted: equal bytes need no check that they
         # are a script (valid UTF-8, no NUL)
-        if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
+        if found is disk.MISS or found[0] != hexdigest(data) or _probe(found[3]) != found[4]:
             return self._miss(path, source, EntryWriter(slot, choice))
         _, diagnostics, error, _, _, json_entry, json_texts = found
-        self.hits += 1
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
                           source=source, json_entry=json_entry, json_texts=json_texts)
@@ -254,9 +258,12 @@ class ResultCache:
         found = self._unlinted.get(path) if keep else self._unlinted.pop(path, None)
         return found if found is not None else Pending(None, None)
 
-    def linted(self, report: "FileReport") -> None:
-        """A report this run linted (here or in a worker): count it if its writer stored it."""
-        if report.json_entry is not None:
+    def answered(self, report: "FileReport", *, hit: bool) -> None:
+        """A report of this run, here or in a worker: found in the cache (`hit`), else linted
+        (and stored if its writer stored it)."""
+        if hit:
+            self.hits += 1
+        elif report.json_entry is not None:
             self.stored += 1
 
     def finish(self) -> None:
@@ -297,13 +304,9 @@ class EntryWriter(NamedTuple):
 
         report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
         disk.store(NAMESPACE, self.slot,
-                   (_digest(report.source.data), report.diagnostics, report.error, deps,
+                   (hexdigest(report.source.data), report.diagnostics, report.error, deps,
                     _probe(deps), report.json_entry, report.json_texts))
         return True
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _results_dir() -> Path | None:
