@@ -95,6 +95,7 @@ def test_what_is_derived_from_a_composed_tree_is_read_back_from_the_disk_cache(
     from verl_lint.verl import analysis, cache, configs
 
     monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("VERL_LINT_NO_CACHE", raising=False)
     cache.cache_root.cache_clear()
     tree = {"a": {"b": "???", "c": 1}, "d": "???"}
     monkeypatch.setitem(configs._keys, id(tree), (tree, "a composed tree's key"))
