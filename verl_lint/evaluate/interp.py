@@ -1247,29 +1247,84 @@ class Interpreter:
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
         acc: list = []
-        first = None  # the expansion of a lone `"$X"` when expanding it again would repeat it
-        if len(pieces) == 1:
-            p = pieces[0]
-            if p.kind == "literal":
-                if p.quoted == "none" and "{" in p.text:
-                    words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
-                    if words is None:
-                        return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
-                                      w.span, array=array, passthrough=f"{_short(w.text)} "
-                                                                       "brace-expands to many words")]
-                    if len(words) > 1:
-                        return [Field([Part(x)], w.span, array=array) for x in words]
-                if "~" not in p.value:
-                    # the common case: one literal word, nothing to expand or split
-                    return [Field([_literal_part(p)], w.span, array)]
-            elif p.kind == "variable" and p.quoted == "double":
-                first = self.var_parts(p, st, acc, True)
+        first = None  # the expansion of the word's one non-literal piece, made already
+        out = None
+        last = pieces[-1] if pieces else None
+        if len(pieces) == 1 and last.kind == "literal":
+            p = last
+            if p.quoted == "none" and "{" in p.text:
+                words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
+                if words is None:
+                    return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
+                                  w.span, array=array, passthrough=f"{_short(w.text)} "
+                                                                   "brace-expands to many words")]
+                if len(words) > 1:
+                    return [Field([Part(x)], w.span, array=array) for x in words]
+            if "~" not in p.value:
+                # the common case: one literal word, nothing to expand or split
+                return [Field([_literal_part(p)], w.span, array)]
+        elif last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
+                pieces) == 2 and pieces[0].kind == "literal" and "~" not in pieces[0].value):
+            # `$X`, `"$X"`, `k=$X`, `k="$X"`: nine words in ten with an expansion. Expanded
+            # here, where most make the one word `_one_field` sees; the others go through the
+            # loop of `split_pieces` with this expansion (`first`)
+            first = self.var_parts(last, st, acc, last.quoted == "double")
+            if len(pieces) == 1 and last.quoted == "double":
                 if first[0] == "fields":
                     return first[1]
-                if _assigns(p):
-                    # the loop below expands it again, as it always has: `"${X:=d}"` then
-                    # reads the X it set (and the word is fed by that assignment)
+                if _assigns(last):
+                    # the loop expands it again, as it always has: `"${X:=d}"` then reads
+                    # the X it set (and the word is fed by that assignment)
                     first = None
+            if first is not None:
+                one = self._one_field(last, first, st)
+                if one is not None:
+                    parts, many = one
+                    if len(pieces) == 2:
+                        out = [Field([_literal_part(pieces[0]), *(parts or ())], w.span, None,
+                                     (), (), many)]
+                    else:  # an unquoted `$X` of no text makes no word
+                        out = [Field(list(parts), w.span, None, (), (), many)] \
+                            if parts is not None else []
+        if out is None:
+            out = self.split_pieces(w, st, acc, first)
+        if not acc:
+            if array is not None:
+                for f in out:
+                    if f.array is None:
+                        f.array = array
+            return out
+        fed = _feeding(acc)
+        names = (acc[0][0],) if len(acc) == 1 and acc[0][0] else \
+            tuple(dict.fromkeys(n for n, _ in acc if n))
+        for f in out:
+            if f.span is w.span:
+                f.fed_by = fed
+                f.variables = names
+            if array is not None and f.array is None:
+                f.array = array
+        return out
+
+    def _one_field(self, p: Piece, expanded, st: State):
+        """(parts, passthrough) that the expansion `p` adds to its word as `split_pieces`
+        would read it, when it splits nothing (quoted, or one known text with no blanks;
+        parts None: an unquoted empty text, which adds nothing), else None."""
+        kind, val = expanded
+        if kind == "fields":
+            return None
+        if p.quoted != "none" or kind == "quoted":
+            return val, None
+        value = parts_value(val)
+        if len(val) == 1 and isinstance(value, str) and self.ifs_split(st) is _IFS_SPLIT \
+                and not _IFS_SPLIT.search(value):
+            return ((val, _globbed("noglob" not in st.options, value, p.text)) if value
+                    else (None, None))
+        return None
+
+    def split_pieces(self, w: Word, st: State, acc: list, first) -> list[Field]:
+        """The argv words of `w`: quote removal, word splitting of unquoted expansions, "$@".
+        `first`: the expansion of its one non-literal piece when `expand_words` made it."""
+        pieces = w.pieces
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         # why `cur` may stand for any number of words: an element only known at run time, or
@@ -1386,21 +1441,6 @@ class Interpreter:
                 else:
                     add(seg)
         finish()
-        if not acc:
-            if array is not None:
-                for f in out:
-                    if f.array is None:
-                        f.array = array
-            return out
-        fed = _feeding(acc)
-        names = (acc[0][0],) if len(acc) == 1 and acc[0][0] else \
-            tuple(dict.fromkeys(n for n, _ in acc if n))
-        for f in out:
-            if f.span is w.span:
-                f.fed_by = fed
-                f.variables = names
-            if array is not None and f.array is None:
-                f.array = array
         return out
 
 
@@ -1572,7 +1612,7 @@ def _assigns(p: Piece) -> bool:
 def _globbed(globs: bool, text: str, what: str) -> str | None:
     """Why the unquoted expansion `what`, giving `text`, may be any number of words: bash
     matches a pattern in it against file names (when `globs`: no `set -f`). Not a closure
-    inside `expand_words`: making one costs every word with an expansion ≈ 1,000 instructions."""
+    inside `split_pieces`: making one costs every word with an expansion ≈ 1,000 instructions."""
     if globs and _GLOB.search(text):
         return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
                "against file names"
