@@ -238,3 +238,20 @@ def test_one_word_expansions_on_real_scripts_read_as_the_word_loop_reads_them(mo
     monkeypatch.setattr(interp.Interpreter, "_one_field", lambda self, p, e, st: None)
     for path, runs in zip(SCRIPTS, direct):
         assert runs == _runs(path.read_bytes()), path
+
+
+# ---- a one-piece literal value is its text, against bash ------------------------------------
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_literal_values_read_as_bash_reads_them(tmp_path):
+    # `expand_scalar` takes a value of one literal piece as it stands, but for a `~` to expand
+    values = ["~/x", '"~/x"', "'~/x'", "a~/x", "x:~/y", "a=~", "", "'a b'", "a\\ b", "~", "~+"]
+    lines = [f"V{i}={v}" for i, v in enumerate(values)]
+    lines += [f"W{i}=${{U:-{v}}}" for i, v in enumerate(values) if v]
+    args = " ".join([f'k{i}="$V{i}"' for i in range(len(values))] +
+                    [f'w{i}="$W{i}"' for i, v in enumerate(values) if v])
+    lines.append(f"python3 -m verl.trainer.main_ppo {args}")
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\n" + "\n".join(lines) + "\n")
+    results = bash_oracle.check_paths([str(script)])
+    assert results and not [r for r in results if r.disagreements], bash_oracle.report(results)

@@ -107,8 +107,10 @@ class Var:
 def _feeding(acc: list) -> tuple:
     """The spans that fed a word, once each, from its (variable, spans) uses: most words use
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
-    if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
-        return acc[0][1]
+    if len(acc) == 1:
+        fed = acc[0][1]
+        if type(fed) is tuple and len(fed) <= 1:
+            return fed
     spans = []
     for _, fed in acc:  # a loop, not a comprehension (a call): a third of the words use none
         if fed:  # `X=${X:-d}`: X is unset, `d` feeds nothing
@@ -126,7 +128,8 @@ def _merges_to_itself(v: Var) -> bool:
     kept = v.kept
     if kept is None:
         kept = v.kept = (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(
-            v.note, str)) and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+            v.note, str)) and type(v.fed_by) is tuple and (
+                len(v.fed_by) <= 1 or len(set(v.fed_by)) == len(v.fed_by)) \
             and type(v.exported) is bool
     return kept
 
@@ -1211,9 +1214,15 @@ class Interpreter:
         """A word as one string (assignment values, case subjects): no word splitting. The hot
         callers (assignment values, `${X:-word}` operands) pass their flags positionally: a
         keyword argument costs a call about a thousand CPU instructions more."""
+        pieces = w.pieces
+        if len(pieces) == 1 and pieces[0].kind == "literal" and not (
+                assignment and pieces[0].quoted == "none" and "~" in pieces[0].value):
+            # `X=value`, `${X:-value}`: half the words here, the text as it stands
+            parts = (_literal_part(pieces[0]),)
+            return (parts, ()) if acc_fed else parts
         own = [] if acc is None else acc
         parts: list[Part] = []
-        for p in w.pieces:
+        for p in pieces:
             if p.kind == "literal":
                 val = (_literal_part(p),)
                 if assignment and p.quoted == "none" and "~" in p.value:

@@ -48,10 +48,18 @@ def is_verl_script(path: str) -> bool:
 
 
 def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch | None:
-    vals = [parts_value(f.parts) if f.passthrough is None else None for f in fields]  # f.value
-    # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
-    leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
-             for v, f in zip(vals, fields)]
+    # each word's value (f.value; None for a passthrough) and the known text before its first
+    # Unknown (`--nnodes=$N` is still an option), in one pass: a launch has hundreds of words
+    vals: list = []
+    leads: list[str] = []
+    for f in fields:
+        if f.passthrough is not None:
+            vals.append(None)
+            leads.append("")
+            continue
+        v = parts_value(f.parts)
+        vals.append(v)
+        leads.append(v if isinstance(v, str) else _lead(f)[0])
     i, launcher = _unwrap(vals, leads)
     if i is None:
         return None
