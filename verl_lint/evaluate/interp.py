@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter, not_
 
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
@@ -120,6 +121,25 @@ def _feeding(acc: list) -> tuple:
     if len(spans) == 1 and type(spans[0]) is tuple and len(spans[0]) == 1:
         return spans[0]
     return tuple(dict.fromkeys(chain.from_iterable(spans)))
+
+
+_KEPT = attrgetter("kept")
+
+
+def _names_to_merge(bindings: list[dict[str, Var]]) -> dict[str, None]:
+    """The variables a merge of these paths' bindings must work out: those some path binds
+    otherwise (or not at all), and those every path left alone whose merge with itself would
+    change them (`_merges_to_itself`). Found in C where it can be (items compare their Var by
+    identity): a script has hundreds of variables, a branch changes a few, and a merge per `&&`
+    that walked them all was most of the merging."""
+    first = bindings[0]
+    todo = dict.fromkeys(name for other in bindings[1:]
+                         for name, _ in first.items() ^ other.items())
+    for name in compress(first, map(not_, map(_KEPT, first.values()))):  # kept: None / False
+        v = first[name]
+        if name not in todo and not (v.kept is None and _merges_to_itself(v)):
+            todo[name] = None
+    return todo
 
 
 def _merges_to_itself(v: Var) -> bool:
@@ -331,18 +351,7 @@ class Interpreter:
         if len(alive) == 1:
             return alive[0][0]
         base = alive[0][0].copy()
-        names = set()
-        for s, _ in alive:
-            names.update(s.vars)
-        # the bindings every path left alone (the same Var: set-like items compare by identity)
-        untouched = set(alive[0][0].vars.items())
-        for s, _ in alive[1:]:
-            untouched.intersection_update(s.vars.items())
-        kept = {name for name, v in untouched
-                if v.kept or v.kept is None and _merges_to_itself(v)}
-        for name in names:
-            if name in kept:
-                continue  # bound before the branches and left alone by all (`base` holds it)
+        for name in _names_to_merge([s.vars for s, _ in alive]):  # `base` holds the others
             have = [(s.vars.get(name), lab) for s, lab in alive]
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
