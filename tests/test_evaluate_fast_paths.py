@@ -25,7 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from verl_lint.dev import bash_oracle
-from verl_lint.evaluate import evaluate_script, interp
+from verl_lint.evaluate import evaluate_script, interp, launch
 from verl_lint.evaluate.launch import _spans, _walked_spans
 from verl_lint.evaluate.model import Override, Unknown, VarUse
 from verl_lint.evaluate.values import Field, Part
@@ -255,3 +255,18 @@ def test_literal_values_read_as_bash_reads_them(tmp_path):
     script.write_text("#!/bin/bash\n" + "\n".join(lines) + "\n")
     results = bash_oracle.check_paths([str(script)])
     assert results and not [r for r in results if r.disagreements], bash_oracle.report(results)
+
+
+# ---- an override's prefix ------------------------------------------------------------------
+
+@settings(max_examples=300)
+@given(st.text(alphabet="+~a=", max_size=5))
+@example("")
+@example("=x")
+@example("+~a=1")
+def test_the_prefix_taken_off_an_override_key(lead):
+    o = launch._override(Field([Part(lead, None)], _span(0, len(lead))), lead, lead,
+                         lambda a, b: None)
+    key_text = lead.split("=", 1)[0]
+    prefix = next((p for p in ("++", "+", "~") if key_text.startswith(p)), "")  # Hydra's
+    assert (o.prefix, o.key) == (prefix, key_text[len(prefix):])

@@ -1264,9 +1264,6 @@ class Interpreter:
 
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
-        acc: list = []
-        first = None  # the expansion of the word's one non-literal piece, made already
-        out = None
         last = pieces[-1] if pieces else None
         if len(pieces) == 1 and last.kind == "literal":
             p = last
@@ -1281,7 +1278,10 @@ class Interpreter:
             if "~" not in p.value:
                 # the common case: one literal word, nothing to expand or split
                 return [Field([_literal_part(p)], w.span, array)]
-        elif last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
+        acc: list = []
+        first = None  # the expansion of the word's one non-literal piece, made already
+        out = None
+        if last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
                 pieces) == 2 and pieces[0].kind == "literal" and "~" not in pieces[0].value):
             # `$X`, `"$X"`, `k=$X`, `k="$X"`: nine words in ten with an expansion. Expanded
             # here, where most make the one word `_one_field` sees; the others go through the

@@ -320,10 +320,12 @@ def _lead(f: Field) -> tuple[str, bool]:
 def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Override:
     eq = lead.find("=")
     key_text = lead if eq < 0 else lead[:eq]
-    first = key_text[:1]
-    prefix = ("++" if key_text.startswith("++") else "+") if first == "+" else \
-        "~" if first == "~" else ""
-    key = key_text[len(prefix):]
+    if key_text[:1] in "+~":  # or the key is empty
+        prefix = "~" if key_text[:1] == "~" else "++" if key_text.startswith("++") else \
+            "+" if key_text else ""
+        key = key_text[len(prefix):]
+    else:  # most overrides: no prefix to take off
+        prefix, key = "", key_text
     value = None
     if eq >= 0:
         value = text[eq + 1:] if isinstance(text, str) else text
