@@ -925,11 +925,14 @@ class Interpreter:
             return
         v = st.vars.get(name)
         nounset = "nounset" in st.options
-        if v is not None and v.env and nounset and name in self.assumed:
-            state, note = "unset", ""  # VL101 says the scenario assumed it
-        elif v is not None:
-            state = "environment" if v.env else ("set" if v.status == "set" else "maybe")
+        if v is not None:
             note = v.note
+            if not v.env:
+                state = "set" if v.status == "set" else "maybe"
+            elif nounset and name in self.assumed:
+                state, note = "unset", ""  # VL101 says the scenario assumed it
+            else:
+                state = "environment"
         elif is_environment(name, self.known_env):
             state, note = "environment", ""
         elif st.taint:
