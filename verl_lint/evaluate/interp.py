@@ -1267,10 +1267,9 @@ class Interpreter:
 
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
-        last = pieces[-1] if pieces else None
-        if len(pieces) == 1 and last.kind == "literal":
-            p = last
-            if p.quoted == "none" and "{" in p.text:
+        if len(pieces) == 1 and pieces[0].kind == "literal":
+            p = pieces[0]
+            if "{" in p.text and p.quoted == "none":
                 words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
                 if words is None:
                     return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
@@ -1284,6 +1283,7 @@ class Interpreter:
         acc: list = []
         first = None  # the expansion of the word's one non-literal piece, made already
         out = None
+        last = pieces[-1] if pieces else None
         if last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
                 pieces) == 2 and pieces[0].kind == "literal" and "~" not in pieces[0].value):
             # `$X`, `"$X"`, `k=$X`, `k="$X"`: nine words in ten with an expansion. Expanded
