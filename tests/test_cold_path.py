@@ -264,3 +264,41 @@ def test_general_lexer_takes_literal_runs_as_one_character_at_a_time(data, mode)
         assert fast == lexed()
     finally:
         lexer._LITERAL_RUN = saved
+
+
+def test_a_cold_lint_loads_neither_openssl_tempfile_nor_the_fixer(tmp_path):
+    """A run with an empty result cache (it stores every entry) of a script whose finding has
+    a deletion fix: the digests are BLAKE2's (`verl_lint.digest`: no `hashlib`, which loads
+    OpenSSL), entries are written without `tempfile`, and the deletion is widened without
+    importing `verl_lint.fixes` — ≈ 8 ms of imports in all, on the serial start of every run."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "fixtures/rules/VL204/bad_grad_offload_never_read_091.sh"
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("VERL_LINT_NO_CACHE", None)
+    probe = ("import sys; from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('LOADED', sorted(set(sys.modules) & {'hashlib', '_hashlib', 'tempfile',"
+             " 'verl_lint.fixes', 'difflib'}), file=sys.stderr)")
+    check = [sys.executable, "-c", probe, "check", "--verl-version", "0.9.1", "--format",
+             "json", str(script)]
+    subprocess.run(check, capture_output=True, env=env)  # the verl and code caches filled
+    for results in (tmp_path / "cache").glob("*/results"):
+        shutil.rmtree(results)
+    run = subprocess.run(check, capture_output=True, text=True, env=env)
+    assert '"VL204"' in run.stdout and '"edits"' in run.stdout, run.stdout + run.stderr
+    assert list((tmp_path / "cache").glob("*/results/*")), "the entry was stored"
+    assert "LOADED []" in run.stderr, run.stderr
+
+
+def test_digests_are_blake2b():
+    import hashlib
+
+    from verl_lint.digest import hexdigest
+
+    for data in (b"", b"x", bytes(range(256)) * 40):
+        assert hexdigest(data) == hashlib.blake2b(data, digest_size=20).hexdigest()

@@ -1,6 +1,6 @@
 """The worker processes of `lint_paths` (`verl_lint.workers`): the first file is linted before
 the workers are forked (so they inherit what linting loads on first use), then the workers take
-files from the front and the parent from the back, reported in order; without processes, or
+files from the front and the parent from the back (the largest at both ends), reported in order; without processes, or
 when a worker dies, the parent lints what is left, each file once; Ctrl-C ends the workers and
 no process is left behind."""
 
@@ -63,14 +63,40 @@ def linted_by(monkeypatch):
     WORKER_LOG.clear()
 
 
-def test_first_file_in_the_parent_then_the_workers(scripts, linted_by):
+def test_first_file_in_the_parent_then_the_largest_at_both_ends(tmp_path, linted_by):
+    lines = [3, 1, 7, 2, 9, 5, 4, 8, 6]
+    scripts = []
+    for i, n in enumerate(lines):
+        p = tmp_path / f"s{i}.sh"
+        p.write_text(f"#!/bin/bash\nX={i}\n" + 'echo "$X"\n' * n)
+        scripts.append(p)
+    WORKER_LOG.append(tmp_path / "worker.log")
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2, display=lambda p: p.name)
-    assert [r.path for r in reports] == [p.name for p in scripts]
+    assert [r.path for r in reports] == [p.name for p in scripts]  # reported in order
     by = [r.error for r in reports]
-    assert by[0] == "parent" and "worker" in by and by[-1] == "parent"
-    # the workers' files come first, the parent's (taken from the back) after
-    assert by[1:] == sorted(by[1:], key=lambda who: who == "parent")
-    assert sorted(linted_by) == sorted(p for p, who in zip(scripts, by) if who == "parent")
+    assert by[0] == "parent" and "worker" in by and "parent" in by[1:]
+    largest = sorted(scripts[1:], key=lambda p: -p.stat().st_size)
+    # this process, at the back, starts on the largest of the rest; the worker on the next
+    assert linted_by[:2] == [scripts[0], largest[0]]
+    assert (tmp_path / "worker.log").read_text().split()[0] == str(largest[1])
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 8])
+@pytest.mark.parametrize("count", [1, 2, 7, 40, 181])
+def test_chunks_hold_every_file_once_largest_at_both_ends(count, jobs):
+    class Read:  # a task's source: only its size is looked at
+        def __init__(self, size):
+            self.data = b"x" * size
+
+    sizes = [(i * 37) % 101 for i in range(count)]
+    chunks = engine._chunked_by_size([(None, None, None, Read(n), None) for n in sizes], jobs)
+    assert sorted(i for c in chunks for i in c) == list(range(count))
+    assert all(0 < len(c) <= 4 for c in chunks)
+    ends = {i for c in (chunks[0], chunks[-1]) for i in c}
+    assert max(range(count), key=lambda i: (sizes[i], -i)) in ends
+    if count >= 40:  # where the two ends meet, the smallest files, one per chunk
+        middle = [c for c in chunks if len(c) == 1]
+        assert min(range(count), key=sizes.__getitem__) in {i for c in middle for i in c}
 
 
 def test_every_file_once_and_in_order(tmp_path, linted_by):
@@ -86,6 +112,33 @@ def test_every_file_once_and_in_order(tmp_path, linted_by):
     by = [r.error for r in parallel]
     here = [p for p, who in zip(paths, by) if who == "parent"]
     assert len(linted_by) == len(paths) + len(here)  # the serial run, then the parent's share
+
+
+def test_a_worker_sends_no_script_this_process_already_read(tmp_path, monkeypatch, linted_by):
+    """With the result cache, each task brings the script read to look it up: a worker's report
+    comes back without it and gets this process's own copy (the same object)."""
+    from verl_lint.result_cache import ResultCache
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path / "cache"))
+    paths = []
+    for i in range(12):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nX={i}\n" + 'echo "$X"\n' * i)
+        paths.append(p)
+    cache = ResultCache()
+    read = {}
+    real_pending = cache.pending
+
+    def pending(path, **kw):
+        found = real_pending(path, **kw)
+        read[path] = found.source
+        return found
+
+    monkeypatch.setattr(cache, "pending", pending)
+    reports = lint_paths(paths, lambda p: Settings(), jobs=2, cache=cache)
+    assert "worker" in [r.error for r in reports]
+    for path, report in zip(paths, reports):
+        assert report.source is read[path] and report.source.data == path.read_bytes()
 
 
 def test_without_fork_the_parent_lints_every_file_in_order(scripts, linted_by, monkeypatch):

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from verl_lint.cli import main
 from verl_lint.diagnostics import Edit
-from verl_lint.fixes import widen_deletion
+from verl_lint.rules.overrides._common import widen_deletion
 from verl_lint.verl.suggest import closest_keys, fits
 
 HEAD = "#!/usr/bin/env bash\nset -xeuo pipefail\n"

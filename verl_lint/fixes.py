@@ -112,32 +112,6 @@ def apply_edits(data: bytes, edits: Iterable[Edit], newline: bytes | None = None
     return b"".join(out)
 
 
-def widen_deletion(data: bytes, edit: Edit) -> Edit:
-    """A deletion of one word, widened so no hole is left: the whole line when the word stands
-    alone on it (an array element, a `\\`-continued argument, with its trailing comment); the
-    previous line's ` \\` too when the word ends a continued command; else the blanks before
-    it. Any other edit (a part of a word, like a `+` prefix) is returned as it is."""
-    whole_word = (edit.start == 0 or data[edit.start - 1:edit.start] in b" \t\n(") and \
-        data[edit.end:edit.end + 1] in b" \t\r\n)"
-    if edit.replacement or edit.start == edit.end or not whole_word:
-        return edit
-    line_start = data.rfind(b"\n", 0, edit.start) + 1
-    nl = data.find(b"\n", edit.end)
-    line_end = len(data) if nl < 0 else nl + 1
-    before = data[line_start:edit.start]
-    rest = data[edit.end:line_end].strip()
-    continues = rest.endswith(b"\\")
-    if before.strip(b" \t") or not (rest in (b"", b"\\") or rest.startswith(b"#")):
-        start = edit.start - (len(before) - len(before.rstrip(b" \t")))
-        return Edit(start=start, end=edit.end, replacement="")
-    previous = data[:line_start].rstrip(b"\r\n")
-    if not continues and previous.endswith(b"\\"):
-        # the word ends a continued command: the line before must end it now
-        start = len(previous[:-1].rstrip(b" \t"))
-        return Edit(start=start, end=edit.end, replacement="")
-    return Edit(start=line_start, end=line_end, replacement="")
-
-
 def collect_fixes(diagnostics: Iterable[Diagnostic], *, unsafe: bool = False,
                   size: int | None = None) -> list[tuple[Diagnostic, Fix]]:
     """Fixes to try, in file order: safe ones (and unsafe with `unsafe`), well-formed, without

@@ -14,7 +14,8 @@ dataclasses' own; `__eq__`, `__hash__` and `__repr__` (a few thousand calls over
 scripts in all) are shared functions reading the fields with one `attrgetter` per class, which
 return exactly what dataclasses' would: the same tuples compared and hashed, the same text.
 `shared_dataclass` gives other dataclasses on the start-up path (diagnostics, settings) the
-same shared methods.
+same shared methods, and for `frozen=True` shared guards in place of the compiled
+`__setattr__`/`__delattr__` (≈ 100 µs a class).
 
 `__init__` is written as dataclasses writes it (the same parameters, defaults, factories and
 assignments; `tests/test_records.py` holds it to dataclasses' own), but its code is compiled once
@@ -49,10 +50,14 @@ def shared_dataclass(*, eq: bool = True, repr: bool = True, unsafe_hash: bool = 
         undocumented = not cls.__dict__.get("__doc__")
         if undocumented:  # dataclasses would describe it before it has its __init__
             cls.__doc__ = "-"
-        cls = dataclass(cls, init=False, eq=False, repr=False, **options)
+        # frozen: dataclasses compiles a `__setattr__` and a `__delattr__` per class (≈ 100 µs
+        # on every start); the shared ones below do what they do
+        cls = dataclass(cls, init=False, eq=False, repr=False, **{**options, "frozen": False})
         if len(cls.__dataclass_fields__) != len(fields(cls)) and _has_initvar(cls):
             raise TypeError(f"{cls.__name__} has an InitVar: use dataclass")
         own = fields(cls)
+        if frozen:
+            _freeze(cls, frozenset(f.name for f in own), slots=options.get("slots", False))
         if not writes_init:
             _set(cls, _init(cls, own, frozen=frozen, slots=options.get("slots", False)))
         if undocumented:  # as dataclasses writes it
@@ -78,6 +83,38 @@ record = shared_dataclass(slots=True, kw_only=True, unsafe_hash=True)
 def _set(cls: type, method: Callable) -> None:
     method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
     setattr(cls, method.__name__, method)
+
+
+def _freeze(cls: type, names: frozenset[str], *, slots: bool) -> None:
+    """What `dataclass(frozen=True)` adds: assigning or deleting a field (or any attribute of
+    the class itself) raises `FrozenInstanceError`; a slotted one pickles its fields as a
+    list, restored past that guard."""
+    from dataclasses import FrozenInstanceError
+
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for method in (__setattr__, __delattr__):
+        if method.__name__ in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {method.__name__} in class "
+                            f"{cls.__name__}")
+        _set(cls, method)
+    if slots:
+        order = tuple(f.name for f in fields(cls))
+        if "__getstate__" not in cls.__dict__:
+            cls.__getstate__ = lambda self: [getattr(self, n) for n in order]
+        if "__setstate__" not in cls.__dict__:
+            def __setstate__(self, state):
+                for name, value in zip(order, state):
+                    object.__setattr__(self, name, value)
+            cls.__setstate__ = __setstate__
 
 
 def _has_initvar(cls: type) -> bool:

@@ -6,7 +6,7 @@ writes, so concurrent runs are safe: a reader sees an old entry, a new one or no
 depend on besides its bytes — the path it is shown as and its absolute path, the resolved
 settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
 (`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
-SHA-256 of the bytes it was made from: an edited file is a miss, and its new result replaces the
+digest (BLAKE2b) of the bytes it was made from: an edited file is a miss, and its new result replaces the
 old one in the same slot, so the cache grows with files × configurations, not with edits;
 `MAX_ENTRIES` bounds it anyway. Files of the workspace a result depends on (where an entry
 module was looked for: `dependencies`) are stored with their size and time, and checked. A file
@@ -18,12 +18,12 @@ next time.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from verl_lint.digest import blake2b, hexdigest
 from verl_lint.verl import cache as disk
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def enabled() -> bool:
 def _tree_stamp(root: Path, *, suffixes: tuple[str, ...] | None = None) -> str:
     """Names, sizes and modification times of the files under `root` (symlinks followed, as
     the built-in rules folder is one): any edit, install or upgrade changes it."""
-    h = hashlib.sha1()
+    h = blake2b(digest_size=20)
     for folder, dirs, files in os.walk(root, followlinks=True):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -207,7 +207,7 @@ class ResultCache:
             # short key per file is quicker to name, read and compare
             common = f"{code_stamp()}\0{verl}\0{self._rules}\0{_settings_print(settings)}"
             entry = self._prints[(id(settings), choice)] = \
-                (settings, hashlib.sha256(common.encode()).hexdigest())
+                (settings, hexdigest(common.encode()))
         # the working directory: per-file-ignores without a config file, `$(pwd)` and the
         # relative paths a launch names are relative to it
         cwd = self._cwd
@@ -232,7 +232,7 @@ class ResultCache:
         found = disk.load(NAMESPACE, slot)
         # an entry is made from bytes that were linted: equal bytes need no check that they
         # are a script (valid UTF-8, no NUL)
-        if found is disk.MISS or found[0] != _digest(data) or _probe(found[3]) != found[4]:
+        if found is disk.MISS or found[0] != hexdigest(data) or _probe(found[3]) != found[4]:
             return self._miss(path, source, EntryWriter(slot, choice))
         _, diagnostics, error, _, _, json_entry, json_texts = found
         self.hits += 1
@@ -297,13 +297,9 @@ class EntryWriter(NamedTuple):
 
         report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
         disk.store(NAMESPACE, self.slot,
-                   (_digest(report.source.data), report.diagnostics, report.error, deps,
+                   (hexdigest(report.source.data), report.diagnostics, report.error, deps,
                     _probe(deps), report.json_entry, report.json_texts))
         return True
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _results_dir() -> Path | None:

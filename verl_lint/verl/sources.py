@@ -22,13 +22,13 @@ Nothing in the tree is imported or executed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
+from verl_lint.digest import blake2b
 from verl_lint.fileio import real_folder
 from verl_lint.records import shared_dataclass
 
@@ -253,8 +253,8 @@ class TreeFiles(Mapping[str, bytes]):
         return len(self._paths)
 
     def fingerprint(self) -> str:
-        """sha1 over every path and content: equal trees share cached knowledge."""
-        h = hashlib.sha1()
+        """A digest of every path and content: equal trees share cached knowledge."""
+        h = blake2b(digest_size=20)
         for p in self._paths:
             h.update(p.encode() + b"\0" + self[p] + b"\0")
         return h.hexdigest()
@@ -278,8 +278,8 @@ def yaml_signature(folder: Path) -> tuple[int, list[Path]]:
 
 
 def dir_fingerprint(folder: Path, paths: list[Path]) -> str:
-    """sha1 over a config folder's YAML files (paths and contents), for composed-tree caching."""
-    h = hashlib.sha1()
+    """A digest of a config folder's YAML files (paths and contents), for composed-tree caching."""
+    h = blake2b(digest_size=20)
     for p in paths:
         try:
             data = p.read_bytes()

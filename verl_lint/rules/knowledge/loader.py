@@ -6,12 +6,12 @@ the model-family table for that folder's rules (its families are tried before th
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from verl_lint.digest import hexdigest
 from verl_lint.rules.base import Rule
 from verl_lint.rules.knowledge.families import FAMILY_FILE, FamilyMatcher, load_family_table
 from verl_lint.rules.knowledge.plain import FamilyTable, RuleSpec
@@ -74,8 +74,8 @@ def _schema_stamp() -> str:
     """Fingerprint of the rule and family schemas and their plain form: a changed schema must
     not reuse old models. Read as files: importing the schema would import pydantic."""
     here = Path(__file__).parent
-    return hashlib.sha1(b"".join((here / name).read_bytes()
-                                 for name in ("schema.py", "families.py", "plain.py"))).hexdigest()
+    return hexdigest(b"".join((here / name).read_bytes()
+                                 for name in ("schema.py", "families.py", "plain.py")))
 
 
 def cached_model(namespace: str, text: str, validate: Callable[[], M]) -> M:

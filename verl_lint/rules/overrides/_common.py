@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Iterator
 
-from verl_lint.diagnostics import Diagnostic, Fix, Label
+from verl_lint.diagnostics import Diagnostic, Edit, Fix, Label
 from verl_lint.evaluate.model import Unknown
 from verl_lint.rules.base import LaunchContext, Rule
 from verl_lint.verl import hydra_semantics as hs
@@ -34,10 +34,35 @@ def checked_fix(ctx: LaunchContext, fix: Fix | None, *, words: bool = False) -> 
         if edit.start < edit.end and not words and (b" " in old or b"$" in old or b"\n" in old):
             return None
     if any(not e.replacement for e in fix.edits):  # a deletion takes its line or blanks along
-        from verl_lint.fixes import widen_deletion
-
         fix = replace(fix, edits=tuple(widen_deletion(data, e) for e in fix.edits))
     return fix
+
+
+def widen_deletion(data: bytes, edit: Edit) -> Edit:
+    """A deletion of one word, widened so no hole is left: the whole line when the word stands
+    alone on it (an array element, a `\\`-continued argument, with its trailing comment); the
+    previous line's ` \\` too when the word ends a continued command; else the blanks before
+    it. Any other edit (a part of a word, like a `+` prefix) is returned as it is. (Here, not in
+    `verl_lint.fixes`: a lint that reports a deletion need not import the fixer.)"""
+    whole_word = (edit.start == 0 or data[edit.start - 1:edit.start] in b" \t\n(") and \
+        data[edit.end:edit.end + 1] in b" \t\r\n)"
+    if edit.replacement or edit.start == edit.end or not whole_word:
+        return edit
+    line_start = data.rfind(b"\n", 0, edit.start) + 1
+    nl = data.find(b"\n", edit.end)
+    line_end = len(data) if nl < 0 else nl + 1
+    before = data[line_start:edit.start]
+    rest = data[edit.end:line_end].strip()
+    continues = rest.endswith(b"\\")
+    if before.strip(b" \t") or not (rest in (b"", b"\\") or rest.startswith(b"#")):
+        start = edit.start - (len(before) - len(before.rstrip(b" \t")))
+        return Edit(start=start, end=edit.end, replacement="")
+    previous = data[:line_start].rstrip(b"\r\n")
+    if not continues and previous.endswith(b"\\"):
+        # the word ends a continued command: the line before must end it now
+        start = len(previous[:-1].rstrip(b" \t"))
+        return Edit(start=start, end=edit.end, replacement="")
+    return Edit(start=line_start, end=line_end, replacement="")
 
 
 def report(rule: Rule, ctx: LaunchContext, found: Iterable[OverrideProblem]) -> Iterator[Diagnostic]:

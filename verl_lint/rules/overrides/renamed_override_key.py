@@ -15,7 +15,7 @@ from verl_lint.verl.analysis import OverrideProblem
 
 def _delete_word(ctx: LaunchContext, span: Span, title: str) -> Fix | None:
     """Delete one literal override word (`checked_fix` widens it to its array element or
-    `\\`-continued line, see `verl_lint.fixes.widen_deletion`)."""
+    `\\`-continued line, see `verl_lint.rules.overrides._common.widen_deletion`)."""
     word = ctx.source.data[span.start:span.end]
     if b"$(" in word or b"`" in word or (b"$" in word and sum(
             o.span == span for o in ctx.launch.overrides) != 1):
