@@ -1286,7 +1286,7 @@ class Interpreter:
         last = pieces[-1] if pieces else None
         if last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
                 pieces) == 2 and pieces[0].kind == "literal" and "~" not in pieces[0].value):
-            # `$X`, `"$X"`, `k=$X`, `k="$X"`: nine words in ten with an expansion. Expanded
+            # `$X`, `"$X"`, `k=$X`, `k="$X"`: six words in seven with an expansion. Expanded
             # here, where most make the one word `_one_field` sees; the others go through the
             # loop of `split_pieces` with this expansion (`first`)
             first = self.var_parts(last, st, acc, last.quoted == "double")
