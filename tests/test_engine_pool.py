@@ -141,6 +141,38 @@ def test_a_worker_sends_no_script_this_process_already_read(tmp_path, monkeypatc
         assert report.source is read[path] and report.source.data == path.read_bytes()
 
 
+def test_a_cold_start_leaves_the_lookups_to_the_processes_that_lint(tmp_path, monkeypatch):
+    """The first `COLD_AFTER` files all missed the result cache: the others are looked up by
+    whichever process lints them, hits and stores counted all the same, output as serial."""
+    from verl_lint.result_cache import COLD_AFTER, ResultCache
+
+    monkeypatch.setenv("VERL_LINT_CACHE_DIR", str(tmp_path / "cache"))
+    paths = []
+    for i in range(40):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nbad_{i}\n" + 'echo "$X"\n' * (i % 5))
+        paths.append(p)
+    lint_paths(paths, lambda p: Settings(), jobs=1, cache=ResultCache())  # all stored
+    for p in paths[:COLD_AFTER + 2]:  # edited: the run starts cold, the rest is cached
+        p.write_text(p.read_text() + "echo edited\n")
+    asked_here = []
+    real_load = ResultCache.load
+
+    def load(self, path, *args):
+        if os.getpid() == PARENT:
+            asked_here.append(path)
+        return real_load(self, path, *args)
+
+    monkeypatch.setattr(ResultCache, "load", load)
+    cache = ResultCache()
+    reports = lint_paths(paths, lambda p: Settings(), jobs=2, cache=cache)
+    serial = lint_paths(paths, lambda p: Settings(), jobs=1)
+    assert [r.diagnostics for r in reports] == [r.diagnostics for r in serial]
+    assert [r.path for r in reports] == [str(p) for p in paths]
+    assert cache.stored == COLD_AFTER + 2 and cache.hits == len(paths) - COLD_AFTER - 2
+    assert asked_here[:COLD_AFTER] == paths[:COLD_AFTER] and len(asked_here) < len(paths)
+
+
 def test_without_fork_the_parent_lints_every_file_in_order(scripts, linted_by, monkeypatch):
     monkeypatch.setattr(workers, "available", lambda: False)
     reports = lint_paths(scripts, lambda p: Settings(), jobs=2)

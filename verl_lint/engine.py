@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 from verl_lint.diagnostics import Diagnostic, FileReport
 from verl_lint.fileio import read_script
 from verl_lint.records import shared_dataclass
+from verl_lint.result_cache import COLD_AFTER
 from verl_lint.rules.base import LaunchContext, Rule, ScenarioContext, ScriptContext
 from verl_lint.settings import Settings, load_extend_rules
 from verl_lint.source import SourceText
@@ -428,53 +429,102 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
     previous = tune_gc_for_batch(freeze=not frozen_before)  # never thaw what the caller froze
     try:
         tasks = [(p, settings_for(p), display(p)) for p in paths]
-        reports: list[FileReport | None] = [None] * len(tasks)
+        reports: list = [None] * len(tasks)
         if cache is not None and not looked_up:
-            reports = [cache.load(*t) for t in tasks]
-        # a file the cache missed is linted from the bytes it read, and stored where linted
+            reports = _look_up(cache, tasks, forks=jobs != 1 and _can_fork(len(tasks)))
+            for r in reports:
+                if r is not None and r is not _ASK:
+                    cache.answered(r, hit=True)
+        # a file the cache missed is linted from the bytes it read, and stored where linted;
+        # one it was not asked about is asked where it is linted
         todo = [(*t, *(cache.pending(t[0]) if cache is not None else (None, None)))
-                for t, r in zip(tasks, reports) if r is None]
+                if r is None else (*t, None, _Ask(cache))
+                for t, r in zip(tasks, reports) if r is None or r is _ASK]
         if jobs is None:
             jobs = (os.cpu_count() or 1) if len(todo) > AUTO_JOBS_MIN_FILES else 1
         fresh: list[FileReport] = []
 
-        def done(task: tuple, report: FileReport) -> None:
+        def done(task: tuple, report: FileReport, hit: bool) -> None:
             fresh.append(report)
             if cache is not None:
-                cache.linted(report)
+                cache.answered(report, hit=hit)
 
         finished = _lint_parallel(todo, jobs, done) if jobs > 1 and len(todo) > 1 else 0
         for t in todo[finished:]:  # all of them where processes cannot be forked
-            done(t, _lint_task(t))
+            done(t, *_answer(t))
         if cache is not None:
             cache.finish()
         linted = iter(fresh)
-        return [r if r is not None else next(linted) for r in reports]
+        return [next(linted) if r is None or r is _ASK else r for r in reports]
     finally:  # a library caller keeps its own collector settings
         gc.set_threshold(*previous)
         if not frozen_before:
             gc.unfreeze()
 
 
-def _lint_chunk(tasks: list) -> list[FileReport]:
-    return [_lint_task(t) for t in tasks]
+class _Ask:
+    """In a task's writer place: the file was not looked up yet; the process linting it asks
+    `cache` first."""
+
+    __slots__ = ("cache",)
+
+    def __init__(self, cache: "ResultCache") -> None:
+        self.cache = cache
 
 
-def _lint_chunk_to_send(tasks: list) -> list[FileReport]:
-    """`_lint_chunk` for `workers.lint_chunks`: a report leaves out the script the task
-    brought (this process read it to look it up, and puts it back: `_lint_parallel`), which
-    was nine tenths of the bytes a worker pickled and sent (≈ 7 KB a file)."""
-    reports = _lint_chunk(tasks)
-    for task, report in zip(tasks, reports):
-        if task[3] is not None and report.source is task[3]:
-            report.source = None
+_ASK = object()  # `_look_up`: this file's lookup is left to the process that lints it
+
+
+def _can_fork(files: int) -> bool:
+    from verl_lint import workers
+
+    return workers.available() and files > AUTO_JOBS_MIN_FILES + COLD_AFTER
+
+
+def _look_up(cache: "ResultCache", tasks: list, *, forks: bool) -> list:
+    """Each task's stored report, or None. When the run forks workers and its first
+    `COLD_AFTER` files all missed, the rest are `_ASK`: looked up by the process that gets them
+    (each lookup reads and hashes the file, ≈ 60 µs: on the serial start, ≈ 2 % of a cold run's
+    wall time over verl's scripts)."""
+    reports: list = []
+    for t in tasks:
+        if forks and len(reports) == COLD_AFTER and not any(reports):  # a cold run
+            return reports + [_ASK] * (len(tasks) - len(reports))
+        reports.append(cache.load(*t))
     return reports
 
 
-def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], None]) -> int:
-    """Lint `tasks` in `jobs` processes (`verl_lint.workers`), calling `done(task, report)` in
-    order; returns how many tasks were reported: none where processes cannot be forked (the
-    caller lints them)."""
+def _answer(task: tuple) -> tuple[FileReport, bool]:
+    """(The task's report, whether the result cache answered it.)"""
+    path, settings, display, _, ask = task
+    if type(ask) is _Ask:
+        found = ask.cache.load(path, settings, display)
+        if found is not None:
+            return found, True
+        task = (path, settings, display, *ask.cache.pending(path))
+    return _lint_task(task), False
+
+
+def _lint_chunk(tasks: list) -> list[tuple[FileReport, bool]]:
+    return [_answer(t) for t in tasks]
+
+
+def _lint_chunk_to_send(tasks: list) -> list[tuple[FileReport, bool]]:
+    """`_lint_chunk` for `workers.lint_chunks`: a report leaves out the script the task
+    brought (this process read it to look it up, and puts it back: `_lint_parallel`), which
+    was nine tenths of the bytes a worker pickled and sent (≈ 7 KB a file)."""
+    answered = _lint_chunk(tasks)
+    for task, (report, _) in zip(tasks, answered):
+        if task[3] is not None and report.source is task[3]:
+            report.source = None
+    return answered
+
+
+def _lint_parallel(tasks: list, jobs: int,
+                   done: Callable[[tuple, FileReport, bool], None]) -> int:
+    """Lint `tasks` in `jobs` processes (`verl_lint.workers`), calling `done(task, report,
+    from the cache)` in order; returns how many tasks were reported: none where processes
+    cannot be forked (the caller lints them)."""
     from verl_lint import workers
 
     if not workers.available():
@@ -482,21 +532,21 @@ def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport], N
     # the first file is linted here, before the fork: what linting loads on first use (the
     # rules, the parser, the verl release's data, per-process memos: ≈ 50 ms) is inherited by
     # every worker instead of being loaded by each
-    done(tasks[0], _lint_task(tasks[0]))
+    done(tasks[0], *_answer(tasks[0]))
     rest = tasks[1:]
     places = _chunked_by_size(rest, jobs)
     chunks = [[rest[i] for i in place] for place in places]
-    reports: list[FileReport | None] = [None] * len(rest)
+    answers: list = [None] * len(rest)
 
-    def chunk_done(index: int, linted: list[FileReport]) -> None:
-        for i, report in zip(places[index], linted):
+    def chunk_done(index: int, answered: list[tuple[FileReport, bool]]) -> None:
+        for i, (report, hit) in zip(places[index], answered):
             if report.source is None:
                 report.source = rest[i][3]
-            reports[i] = report
+            answers[i] = report, hit
 
     workers.lint_chunks(chunks, jobs, _lint_chunk_to_send, chunk_done)
-    for task, report in zip(rest, reports):  # in the files' order, as linted in one process
-        done(task, report)
+    for task, answer in zip(rest, answers):  # in the files' order, as linted in one process
+        done(task, *answer)
     return len(tasks)
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 import contextvars
 
 NAMESPACE = "results"
+COLD_AFTER = 8  # a run whose first files all missed is cold: `engine.lint_paths` asks the rest
 # paths of the workspace that rules looked at while linting the current file (`consulted`)
 _CONSULTED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("consulted")
 MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
@@ -174,6 +175,8 @@ class ResultCache:
         self._unlinted: dict[Path, "SourceText"] = {}  # their scripts, until linted
         self._cwd = os.getcwd()  # a run's (a `--watch` pass makes a new ResultCache)
         self._rules: str | None = None
+        # reports `engine.lint_paths` had from the cache (looked up here or in a worker), and
+        # stored by this run's linting (here or in a worker): `answered`
         self.hits = 0
         self.stored = 0
         self._pruned_at = 0  # `stored` when the cache was last pruned
@@ -220,6 +223,8 @@ class ResultCache:
         from verl_lint.fileio import read_bounded
         from verl_lint.source import SourceText
 
+        if path in self._unlinted:  # missed already, and not linted yet: read once
+            return None
         data, _ = read_bounded(path)
         if data is None:
             return None  # linting reads it and says why
@@ -235,7 +240,6 @@ class ResultCache:
         if found is disk.MISS or found[0] != hexdigest(data) or _probe(found[3]) != found[4]:
             return self._miss(path, source, EntryWriter(slot, choice))
         _, diagnostics, error, _, _, json_entry, json_texts = found
-        self.hits += 1
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
                           source=source, json_entry=json_entry, json_texts=json_texts)
@@ -254,9 +258,12 @@ class ResultCache:
         found = self._unlinted.get(path) if keep else self._unlinted.pop(path, None)
         return found if found is not None else Pending(None, None)
 
-    def linted(self, report: "FileReport") -> None:
-        """A report this run linted (here or in a worker): count it if its writer stored it."""
-        if report.json_entry is not None:
+    def answered(self, report: "FileReport", *, hit: bool) -> None:
+        """A report of this run, here or in a worker: found in the cache (`hit`), else linted
+        (and stored if its writer stored it)."""
+        if hit:
+            self.hits += 1
+        elif report.json_entry is not None:
             self.stored += 1
 
     def finish(self) -> None:

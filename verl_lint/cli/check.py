@@ -271,10 +271,20 @@ def lint_reports(targets: Sequence[Target], settings_for, opts: CheckOptions) ->
 
 
 def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results) -> list:
+    from verl_lint.result_cache import COLD_AFTER
+
     disk = [t for t in targets if t.data is None]
-    # what the cache answers first: a run it answers whole never imports the engine and rules
-    stored = [results.load(t.path, settings_for(t.path), t.display) if results else None
-              for t in disk]
+    # what the cache answers first: a run it answers whole never imports the engine and rules.
+    # One whose first files all missed is cold: the engine asks for the rest in the processes
+    # that lint them (unless a pinned device must be asked of each file before linting)
+    defer = results is not None and jobs != 1 and len(disk) > COLD_AFTER and \
+        not any(_pins_device(settings_for(t.path)) for t in disk)
+    stored: list = []
+    for t in disk:
+        if defer and len(stored) == COLD_AFTER and not any(stored):
+            break
+        stored.append(results.load(t.path, settings_for(t.path), t.display) if results else None)
+    unasked = disk[len(stored):]
     todo = [t for t, r in zip(disk, stored) if r is None]
     # a script that never tests the pinned device is not linted: asked of what the cache missed
     # only (an entry was made by linting the script, so it tests the device)
@@ -286,14 +296,15 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results)
         stored = [FileReport(path=t.display, error=skipped[t.path]) if t.path in skipped else r
                   for t, r in zip(disk, stored)]
         todo = [t for t in todo if t.path not in skipped]
+    todo += unasked
     linted = iter(())
     if todo:
         from verl_lint.engine import lint_paths
 
         linted = iter(lint_paths([t.path for t in todo], settings_for, jobs=jobs,
                                  display={t.path: t.display for t in todo}.__getitem__,
-                                 cache=results, looked_up=True))
-    by_path = iter([r if r is not None else next(linted) for r in stored])
+                                 cache=results, looked_up=not unasked))
+    by_path = iter([r if r is not None else next(linted) for r in stored + [None] * len(unasked)])
     return [next(by_path) if t.data is None else _lint_bytes(t, settings_for(t.path))
             for t in targets]
 
