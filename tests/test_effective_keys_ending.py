@@ -82,8 +82,8 @@ def test_keys_ending_on_verls_scripts():
     configs = []
     real = effective_build.build_effective
 
-    def keep(*args):
-        configs.append(real(*args))
+    def keep(*args, **kwargs):
+        configs.append(real(*args, **kwargs))
         return configs[-1]
 
     resolver = SettingsResolver({"verl_version": "0.9.1"})

@@ -299,3 +299,32 @@ def test_a_swallowed_timeout_is_raised_again():
                     raise
                 swallowed.append(1)  # the first one lost, as in a gc callback
     assert budget.expired and swallowed and time.monotonic() - started < 1.5
+
+
+def test_an_alarm_in_a_gc_callback_is_raised_after_it_returns(monkeypatch):
+    """A file's time running out while a gc callback runs (Hypothesis installs one): raising
+    there would be "unraisable", printed and lost; the repeated alarm raises it afterwards."""
+    import gc
+    import sys
+    import time
+
+    from verl_lint.engine import file_budget
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    def slow(phase, info):
+        if phase == "start":
+            end = time.monotonic() + 0.15
+            while time.monotonic() < end:
+                pass
+
+    gc.callbacks.append(slow)
+    try:
+        with file_budget(0.05) as budget:
+            gc.collect()  # the alarm comes inside `slow`
+            while True:  # and is raised here, ending the block
+                time.sleep(0.01)
+    finally:
+        gc.callbacks.remove(slow)
+    assert budget.expired and unraisable == []

@@ -270,6 +270,18 @@ def test_size_is_bounded(cache_dir, scripts, monkeypatch):
     assert len(files) > 10 and len(entries()) <= 10
 
 
+def test_results_are_bounded_by_their_own_limit_not_the_disk_caches(cache_dir, scripts,
+                                                                    monkeypatch):
+    """The composed configs' and parses' namespaces hold 4096 entries each; results 20 000
+    (`result_cache.MAX_ENTRIES`, pruned once a run), not cut to the other limit on the way."""
+    files = sorted(scripts.rglob("*.sh"))
+    count = storable(scripts)
+    monkeypatch.setattr(disk, "MAX_ENTRIES", 2)
+    monkeypatch.setattr(disk, "_stores", 64 - count + 1)  # the last store is a 64th: bounded
+    lint_paths(files, SettingsResolver(), cache=result_cache.ResultCache())
+    assert len(entries()) == count > 2
+
+
 def _lint(paths: list[str], cached: bool = True) -> list[str]:
     reports = lint_paths([Path(p) for p in paths], SettingsResolver(),
                          cache=result_cache.ResultCache() if cached else None)

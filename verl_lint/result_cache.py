@@ -303,9 +303,9 @@ class EntryWriter(NamedTuple):
         from verl_lint.report.json import diagnostic_texts, file_text
 
         report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
-        disk.store(NAMESPACE, self.slot,
+        disk.store(NAMESPACE, self.slot,  # bounded by `ResultCache.finish`, to MAX_ENTRIES
                    (hexdigest(report.source.data), report.diagnostics, report.error, deps,
-                    _probe(deps), report.json_entry, report.json_texts))
+                    _probe(deps), report.json_entry, report.json_texts), bounded=False)
         return True
 
 

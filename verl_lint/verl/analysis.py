@@ -30,9 +30,10 @@ from verl_lint.verl import data
 from verl_lint.verl import hydra_semantics as hs
 from verl_lint.verl import entry as entry_lookup
 from verl_lint.verl.compose import ComposeFailure
+from verl_lint.verl import configs
 from verl_lint.verl.configs import composed
 from verl_lint.verl.effective import EffectiveConfig
-from verl_lint.verl.effective_build import build_effective
+from verl_lint.verl.effective_build import build_effective, key_path
 from verl_lint.verl.release import EntryPoint, VerlRelease
 from verl_lint.verl.sources import Workspace
 from verl_lint.verl.suggest import NO_VALUE, closest_keys
@@ -295,6 +296,7 @@ class _Analyzer:
         self.base: dict = {}  # the composed tree the value overrides start from (shared: read only)
         self._group_texts: list[str] = []  # the group overrides that compose it
         self._unresolved: str | None = None  # why it cannot be composed
+        self._deleted = False  # a `~key` was applied
 
     def problem(self, kind: ProblemKind, ov: Override, key: str, message: str, *,
                 span: Span | None = None, **extra: Any) -> None:
@@ -337,7 +339,8 @@ class _Analyzer:
         origins: dict[tuple[str, ...], tuple[int, Override]] = {}
         for seq, (ov, parsed) in enumerate(values):
             self._apply(state, origins, seq, ov, parsed)
-        config = build_effective(self.release.version, self.name, state.root, origins, base)
+        config = build_effective(self.release.version, self.name, state.root, origins, base,
+                                 only_sets=not self._deleted)
         missing = [k for k in _base_missing(base)
                    if hs.lookup(state.root, tuple(k.split("."))) == hs.MISSING]
         missing += [a.key for a in self.applied if a.value == hs.MISSING and a.key not in missing]
@@ -435,7 +438,7 @@ class _Analyzer:
     # -- value overrides ----------------------------------------------------------------------
 
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
-        parts = tuple(p.key.split("."))
+        parts = key_path(p.key)
         try:
             existed = hs.apply(state, p, parts)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
@@ -453,6 +456,8 @@ class _Analyzer:
             self.applied.append(_applied(ov, p.key, p.prefix, p.value, existed))
             if not existed and p.prefix in ("+", "++"):
                 self._check_fields(state, ov, p, parts)
+        else:
+            self._deleted = True
 
     def _check_fields(self, state: hs.Tree, ov: Override, p: hs.Parsed,
                       parts: tuple[str, ...]) -> None:
@@ -660,10 +665,12 @@ _MISSING_CACHE: dict[int, tuple[dict, list[str]]] = {}
 
 
 def _base_missing(base: dict) -> list[str]:
-    """Keys that are `???` in a shared composed tree (computed once per tree)."""
+    """Keys that are `???` in a shared composed tree (computed once per tree, and kept in the
+    disk cache beside it: reading them back costs a fraction of the walk)."""
     hit = _MISSING_CACHE.get(id(base))
     if hit is None or hit[0] is not base:
-        hit = _MISSING_CACHE[id(base)] = (base, _missing(base))
+        hit = _MISSING_CACHE[id(base)] = (
+            base, configs.derived(base, "missing", _missing, __file__))
     return hit[1]
 
 

@@ -60,7 +60,9 @@ def load(namespace: str, key: str) -> Any:
     return value if stored_key == key else _MISS
 
 
-def store(namespace: str, key: str, value: Any) -> None:
+def store(namespace: str, key: str, value: Any, *, bounded: bool = True) -> None:
+    """Keep `value` under `key`; `bounded`: the namespace is held to MAX_ENTRIES here (the
+    result cache bounds its own, larger, once a run)."""
     # os calls on strings: a cold run stores an entry per file it lints (file objects and
     # paths made a fifth of the ≈ 0.4 ms an entry cost)
     file = _file(namespace, key)
@@ -88,7 +90,8 @@ def store(namespace: str, key: str, value: Any) -> None:
             except OSError:
                 pass
             raise
-        _bound(folder)
+        if bounded:
+            _bound(folder)
     except OSError:
         pass  # a read-only or full cache dir only costs speed
 
@@ -118,23 +121,24 @@ _stores = 0
 
 def _bound(directory: str) -> None:
     """Every 64th store in a process (and the first): if the namespace holds more than
-    MAX_ENTRIES entries, remove the oldest written down to three quarters of it."""
+    MAX_ENTRIES entries, remove the oldest written down to three quarters of it (their times
+    are read only then: a stat an entry was most of a store's cost in a large cache)."""
     global _stores
     _stores += 1
     if _stores % 64 != 1:
         return
-    entries = []
     with os.scandir(directory) as it:
-        for e in it:
-            if e.name.endswith(".pickle") and not e.name.startswith(".tmp-"):
-                try:
-                    entries.append((e.stat().st_mtime, e.path))
-                except OSError:
-                    pass
+        entries = [e for e in it if e.name.endswith(".pickle") and not e.name.startswith(".tmp-")]
     if len(entries) <= MAX_ENTRIES:
         return
-    entries.sort()
-    for _, old in entries[:len(entries) - MAX_ENTRIES * 3 // 4]:
+    dated = []
+    for e in entries:
+        try:
+            dated.append((e.stat().st_mtime, e.path))
+        except OSError:
+            pass
+    dated.sort()
+    for _, old in dated[:len(dated) - MAX_ENTRIES * 3 // 4]:
         try:
             os.unlink(old)
         except OSError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from verl_lint.verl import cache, data, sources
 from verl_lint.verl.compose import ComposeFailure
@@ -33,6 +33,27 @@ def disk_key(tree: Tree) -> str | None:
     """The disk-cache key of a tree `composed` returned (None for any other tree)."""
     hit = _keys.get(id(tree))
     return hit[1] if hit is not None and hit[0] is tree else None
+
+
+def derived(tree: Tree, namespace: str, compute: Callable[[Tree], Any], *code: str) -> Any:
+    """`compute(tree)`, kept in the disk cache beside a tree `composed` returned (under
+    `namespace`, keyed by the tree and the files of the code computing it, `__file__`s):
+    what is worked out once per composed tree is read back by the next run. Any other tree
+    is computed."""
+    tree_key = disk_key(tree)
+    if tree_key is None:
+        return compute(tree)
+    key = f"{_files_id(code)}:{tree_key}"
+    found = cache.load(namespace, key)
+    if found is cache.MISS:
+        found = compute(tree)
+        cache.store(namespace, key, found)
+    return found
+
+
+@lru_cache(maxsize=16)
+def _files_id(files: tuple[str, ...]) -> str:
+    return cache.code_id(*(Path(f).resolve() for f in files))
 
 
 def tree_key(config_dir: str, config_name: str, group_overrides: Iterable[str] = ()) -> str:

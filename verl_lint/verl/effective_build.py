@@ -26,11 +26,19 @@ _resolved = positional(Resolved, "key", "value", "origin", "inherited_origin")
 _origin = positional(Origin, "kind", "span", "from_key")
 
 
+@lru_cache(maxsize=16384)  # the same keys, script after script and rule after rule: one split
+def key_path(key: str) -> Path:
+    """`a.b.c` as ("a", "b", "c") (shared: read only)."""
+    return tuple(key.split("."))
+
+
 def build_effective(version: str, config_name: str, root: dict,
                     origins: dict[Path, tuple[int, Override]],
-                    base: dict | None = None) -> EffectiveConfig:
-    """`root` is `base` (the shared composed tree, or None) with the launch's overrides."""
-    return EffectiveConfig(version, config_name, _Entries(root, origins, base))
+                    base: dict | None = None, *, only_sets: bool = False) -> EffectiveConfig:
+    """`root` is `base` (the shared composed tree, or None) with the launch's overrides;
+    `only_sets`: all they did was set the paths of `origins` (no deletion), which lets
+    `keys_ending` answer from the composed tree alone for a name none of them sets."""
+    return EffectiveConfig(version, config_name, _Entries(root, origins, base, only_sets))
 
 
 class _Shared:
@@ -41,18 +49,13 @@ class _Shared:
     now lead to it). Worked out once per composed tree and kept in the disk cache beside it."""
 
     def __init__(self, base: dict) -> None:
-        from verl_lint.verl import cache, configs
+        from verl_lint.verl import configs
 
         self.base = base  # held: the id stays this tree's
         self.by_tail: dict[str, list[str]] = {}
-        tree_key = configs.disk_key(base)
-        key = f"{_listing_code_id()}:{tree_key}"
-        found = cache.load("listing", key) if tree_key is not None else cache.MISS
-        if found is cache.MISS:
-            found = self._list(base)
-            if tree_key is not None:
-                cache.store("listing", key, found)
-        self.keys, self.aliases, self.words = found
+        self.set_kinds: dict[Path, str] = {}  # path → `_set_kind`, asked by launches as met
+        self.keys, self.aliases, self.words = configs.derived(
+            base, "listing", self._list, __file__, hs.__file__)
 
     @staticmethod
     def _list(base: dict) -> tuple[tuple[str, ...], list[tuple[Path, Path]], frozenset[str]]:
@@ -86,17 +89,7 @@ class _Shared:
 
 _SHARED: dict[int, _Shared] = {}  # id(composed tree) → its listing
 _WORD = re.compile(r"[\w\-]+")  # the parts of an interpolation's path, and other words
-
-
-@lru_cache(maxsize=1)
-def _listing_code_id() -> str:
-    """The code a listing comes from: a checkout that changes it must not reuse old listings."""
-    import pathlib
-
-    from verl_lint.verl import cache
-
-    here = pathlib.Path(__file__).resolve().parent  # (`Path` here is a key path)
-    return cache.code_id(here / "effective_build.py", here / "hydra_semantics.py")
+_MAY_NEST = re.compile(r"[\[{$]")  # in an override's value: maybe a container or interpolation
 
 
 def _shared(base: dict) -> _Shared:
@@ -106,6 +99,35 @@ def _shared(base: dict) -> _Shared:
             _SHARED.clear()
         hit = _SHARED[id(base)] = _Shared(base)
     return hit
+
+
+REPLACED, ADDED, BLOCKED = "replaced", "added", "blocked"
+
+
+def _set_kind(base: dict, path: Path) -> str:
+    """What setting a plain value at `path` does to the listing of the composed tree `base`:
+    REPLACED (a value that leads nowhere, reached through dicts: the same keys listed), ADDED
+    (the tree lacks it below its dicts: new dicts holding the path only) or BLOCKED (through
+    or over anything else, where an interpolation may lead elsewhere now)."""
+    node = _through_dicts(base, path)
+    if node is _UNSEEN:
+        return ADDED
+    return REPLACED if node is not _PAST and _leads_nowhere(base, path, node) else BLOCKED
+
+
+_PAST = object()  # `_through_dicts`: a step met something other than a dict
+
+
+def _through_dicts(node: Any, path: Path) -> Any:
+    """The node at `path` below `node` through dicts; _UNSEEN where a dict lacks the next key,
+    _PAST where the next step is into anything else."""
+    for k in path:
+        if type(node) is not dict:
+            return _PAST
+        node = node.get(k, _UNSEEN)
+        if node is _UNSEEN:
+            return _UNSEEN
+    return node
 
 
 def _plain(v: Any) -> bool:
@@ -173,14 +195,18 @@ def _changed_keys(tree: Any, base: Any, root: dict, loc: Path,
         return all(_changed_keys(v, b, root, loc + (str(i),), added, filled)
                    for i, (v, b) in enumerate(zip(tree, base))) and \
             len(added) + len(filled) == before
-    if not _plain(tree):
-        return False
-    if _plain(base):
+    return _plain(tree) and _leads_nowhere(root, loc, base)
+
+
+def _leads_nowhere(root: dict, loc: Path, v: Any) -> bool:
+    """`v`, at `loc` of the composed tree `root`, is a plain value or an interpolation that
+    leads to no container: nothing is listed below it, nor through it where it is replaced."""
+    if _plain(v):
         return True
-    if not isinstance(base, str):
+    if not isinstance(v, str):
         return False
     try:
-        target = hs.interpolation_target(root, loc, base)
+        target = hs.interpolation_target(root, loc, v)
     except (hs.Unresolvable, hs.HydraReject):
         return True
     return not isinstance(target.value, (dict, list))
@@ -237,10 +263,12 @@ class _Entries(Mapping):
     is not listed, but asked for, it is that Unknown (absent would be a guess)."""
 
     def __init__(self, root: dict, origins: dict[Path, tuple[int, Override]],
-                 base: dict | None = None) -> None:
+                 base: dict | None = None, only_sets: bool = False) -> None:
         self.root = root
         self._base = base
         self._composed = base  # (`_base` is dropped once the launch lists its own keys)
+        self._only_sets = only_sets
+        self._added: Any = _UNSEEN  # `_added_names`, once asked
         # (the base's listing, keys the overrides added, keys they made dicts) when that is
         # all they changed (`keys_ending`)
         self._changes: tuple[_Shared, list[str], set[str]] | None = None
@@ -272,6 +300,9 @@ class _Entries(Mapping):
         """The keys ending in `tail` (".multi_turn.enable"), not in the order of a listing.
         Most launches set values and add a few: their keys are those of the composed tree
         (listed once for all of them) and the ones they add."""
+        if self._composed is not None and not _shared(self._composed).ending(tail) and \
+                not self._may_add(tail.rpartition(".")[2]):
+            return []  # (VL412 asks for keys of other releases, that most launches never add)
         if self._base is not None and self._flat is None and self._changes is None:
             added: list[tuple[Path, Any]] = []
             filled: list[Path] = []
@@ -289,18 +320,53 @@ class _Entries(Mapping):
             return [*found, *(k for k in added_keys if k.endswith(tail) and k not in found)]
         return [k for k in self.flat if k.endswith(tail)]
 
+    def _may_add(self, name: str) -> bool:
+        """Whether the launch's listing may hold a key named `name` (its last part) that the
+        composed tree's lacks: not when the overrides only set plain values, each over a
+        value that leads nowhere or at a path the composed tree lacks (`_added_names`), and
+        none of the latter ends in `name`.
+
+        A set over a value that leads nowhere lists the same keys (that one, under every path
+        it was listed at). A dict an interpolation enters is one it entered before — its path
+        leads through dicts of the composed tree, or through a set value to none — or one of
+        the new dicts on an added path, holding that path only. So a key the launch lists
+        that the composed tree does not is an added path, under some interpolation's path
+        perhaps, and its last part is that path's."""
+        if self._added is _UNSEEN:
+            self._added = self._added_names()
+        return self._added is None or name in self._added
+
+    def _added_names(self) -> set[str] | None:
+        """The last parts of the paths set that the composed tree lacks, when every path set
+        holds a plain value (`_plain`) and is one `_set_kind` does not find BLOCKED; else None."""
+        if not self._only_sets or self._composed is None:
+            return None
+        kinds = _shared(self._composed).set_kinds
+        added = set()
+        for path, (_, override) in self._origins.items():
+            kind = kinds.get(path)
+            if kind is None:
+                kind = kinds[path] = _set_kind(self._composed, path)
+            if kind is BLOCKED:
+                return None
+            # the value is looked up only where Hydra may read a container or an
+            # interpolation in the word (a later override under it is BLOCKED or ADDED)
+            value = override.value
+            if type(value) is str and _MAY_NEST.search(value) and \
+                    not _plain(_lookup(self.root, path)):
+                return None
+            if kind is ADDED:
+                added.add(path[-1])
+        return added
+
     def composed_keys_ending(self, tail: str) -> list[str] | None:
         return None if self._composed is None else _shared(self._composed).ending(tail)
 
     def plainly_has(self, key: str) -> bool:
-        path = tuple(key.split("."))
-        node: Any = self.root
-        for k in path:
-            if type(node) is not dict:
-                return False
-            node = node.get(k, _UNSEEN)
-            if node is _UNSEEN:
-                return False
+        path = key_path(key)
+        node = _through_dicts(self.root, path)
+        if node is _UNSEEN or node is _PAST:
+            return False
         # `_walk` lists a node it does not enter (a value, an empty dict, an Unknown, an
         # interpolation of a value) as its own key
         return self._opens(node, path) is None
@@ -392,7 +458,7 @@ class _Entries(Mapping):
 
     def _locate(self, key: str) -> tuple[Path, Path, Any] | None:
         """(path, where its raw value lives, the raw value) for a leaf key, without flattening."""
-        path = tuple(key.split("."))
+        path = key_path(key)
         hit = self._descend(path)
         if hit is None:
             return None

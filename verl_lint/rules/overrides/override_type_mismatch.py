@@ -120,15 +120,17 @@ class OverrideTypeMismatch(Rule):
         yield from report(self, ctx, problems(ctx, self.code))
         default_of = defaults_of(ctx)
         for a in applied(ctx):
-            if a.prefix not in ("", "++") or not a.existed or not is_plain(a.value) \
-                    or a.key in _STR_OR_LIST:
+            if not a.existed or a.prefix not in ("", "++"):
                 continue
-            if isinstance(a.value, str) and "$" in a.value:
-                continue
+            # most overrides: a value of the default's own scalar type, which fits; asked
+            # first, as the tests below let every such value pass too
             default, annotation = default_of(a.key)
             if default is hs.ABSENT or (type(a.value) is type(default) and
                                         type(default) in _SAME_TYPE_FITS):
-                continue  # (most overrides: a value of the default's own scalar type fits)
+                continue
+            if not is_plain(a.value) or a.key in _STR_OR_LIST or \
+                    (isinstance(a.value, str) and "$" in a.value):
+                continue
             want = expected_type(default, annotation)
             why = mismatch(a.value, want, declared=annotation is not None) if want else None
             if why is None and a.value == "None" and want is None and default is None:
