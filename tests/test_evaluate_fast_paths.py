@@ -6,6 +6,8 @@
 - a lone `"$X"` word, expanded once, against expanding it twice as the loop used to (the
   default of `_assigns` forced), on the fixtures, verl's scripts and words that assign;
 - an unquoted `$X` whose value has no blanks (one word, no IFS split) against bash;
+- `$X`, `"$X"`, `k=$X`, `k="$X"` made into their one word by `expand_words` against the word
+  loop of `split_pieces` (`_one_field` declining every word);
 - the label of a branch is made only when a note needs it: a script that notes nothing never
   looks up a line;
 - `records.positional` builds the same Override and VarUse as their keyword constructors.
@@ -23,7 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from verl_lint.dev import bash_oracle
-from verl_lint.evaluate import evaluate_script, interp
+from verl_lint.evaluate import evaluate_script, interp, launch
 from verl_lint.evaluate.launch import _spans, _walked_spans
 from verl_lint.evaluate.model import Override, Unknown, VarUse
 from verl_lint.evaluate.values import Field, Part
@@ -205,3 +207,66 @@ def test_the_positional_calls_name_the_fields_in_the_records_order():
     assert [f.name for f in dataclasses.fields(Override)] == [  # launch._override's call
         "prefix", "key", "value", "text", "span", "key_span", "value_span", "array", "fed_by",
         "variables"]
+
+
+# ---- `$X`, `"$X"`, `k=$X`, `k="$X"` made into their one word directly ----------------------
+
+_ONE_WORD = [
+    b'E=\nB="a b"\nG="*.json"\nL="${E:-}"\n'
+    b'python3 -m verl.trainer.main_ppo $E k=$E "$E" k="$E" $B k=$B "$B" k="$B" $G k=$G\n',
+    b'set -f\nG="*.json"\npython3 -m verl.trainer.main_ppo $G k=$G "${U:-}" k=${U:-"x y"} '
+    b'${U:-"x y"}\n',
+    b'IFS=:\nV=a:b\npython3 -m verl.trainer.main_ppo $V k=$V "$V"\n',
+    b'A=(x=1 "y=2 3")\npython3 -m verl.trainer.main_ppo k=${A[@]} k="${A[@]}" $@ k=$@ '
+    b'k=${K:=a=1} "${J:=b}" k="${J:=c}" $J\n',
+    b'shopt -s nullglob\nG="[ab]"\npython3 -m verl.trainer.main_ppo $G k=$G k=$HOME '
+    b'k=${#A[@]} $((1+2)) k=~/x k=$(pwd)\n',
+    b'C="a=1 m=$HOME/x"\nX=$(printf %070000d 0)\npython3 -m verl.trainer.main_ppo $C k=$C '
+    b'k=$X "$X"\n',
+]
+
+
+@pytest.mark.parametrize("text", _ONE_WORD)
+def test_one_word_expansions_read_as_the_word_loop_reads_them(text, monkeypatch):
+    direct = _runs(text)
+    monkeypatch.setattr(interp.Interpreter, "_one_field", lambda self, p, e, st: None)
+    assert direct == _runs(text)
+
+
+def test_one_word_expansions_on_real_scripts_read_as_the_word_loop_reads_them(monkeypatch):
+    direct = [_runs(p.read_bytes()) for p in SCRIPTS]
+    monkeypatch.setattr(interp.Interpreter, "_one_field", lambda self, p, e, st: None)
+    for path, runs in zip(SCRIPTS, direct):
+        assert runs == _runs(path.read_bytes()), path
+
+
+# ---- a one-piece literal value is its text, against bash ------------------------------------
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_literal_values_read_as_bash_reads_them(tmp_path):
+    # `expand_scalar` takes a value of one literal piece as it stands, but for a `~` to expand
+    values = ["~/x", '"~/x"', "'~/x'", "a~/x", "x:~/y", "a=~", "", "'a b'", "a\\ b", "~", "~+"]
+    lines = [f"V{i}={v}" for i, v in enumerate(values)]
+    lines += [f"W{i}=${{U:-{v}}}" for i, v in enumerate(values) if v]
+    args = " ".join([f'k{i}="$V{i}"' for i in range(len(values))] +
+                    [f'w{i}="$W{i}"' for i, v in enumerate(values) if v])
+    lines.append(f"python3 -m verl.trainer.main_ppo {args}")
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\n" + "\n".join(lines) + "\n")
+    results = bash_oracle.check_paths([str(script)])
+    assert results and not [r for r in results if r.disagreements], bash_oracle.report(results)
+
+
+# ---- an override's prefix ------------------------------------------------------------------
+
+@settings(max_examples=300)
+@given(st.text(alphabet="+~a=", max_size=5))
+@example("")
+@example("=x")
+@example("+~a=1")
+def test_the_prefix_taken_off_an_override_key(lead):
+    o = launch._override(Field([Part(lead, None)], _span(0, len(lead))), lead, lead,
+                         lambda a, b: None)
+    key_text = lead.split("=", 1)[0]
+    prefix = next((p for p in ("++", "+", "~") if key_text.startswith(p)), "")  # Hydra's
+    assert (o.prefix, o.key) == (prefix, key_text[len(prefix):])

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter, not_
 
 from verl_lint.evaluate import arith
 from verl_lint.evaluate.launch import detect_launch
@@ -107,8 +108,10 @@ class Var:
 def _feeding(acc: list) -> tuple:
     """The spans that fed a word, once each, from its (variable, spans) uses: most words use
     one variable set in one place, and take its spans as they are (thousands of words a run)."""
-    if len(acc) == 1 and type(acc[0][1]) is tuple and len(acc[0][1]) <= 1:
-        return acc[0][1]
+    if len(acc) == 1:
+        fed = acc[0][1]
+        if type(fed) is tuple and len(fed) <= 1:
+            return fed
     spans = []
     for _, fed in acc:  # a loop, not a comprehension (a call): a third of the words use none
         if fed:  # `X=${X:-d}`: X is unset, `d` feeds nothing
@@ -120,13 +123,33 @@ def _feeding(acc: list) -> tuple:
     return tuple(dict.fromkeys(chain.from_iterable(spans)))
 
 
+_KEPT = attrgetter("kept")
+
+
+def _names_to_merge(bindings: list[dict[str, Var]]) -> dict[str, None]:
+    """The variables a merge of these paths' bindings must work out: those some path binds
+    otherwise (or not at all), and those every path left alone whose merge with itself would
+    change them (`_merges_to_itself`). Found in C where it can be (items compare their Var by
+    identity): a script has hundreds of variables, a branch changes a few, and a merge per `&&`
+    that walked them all was most of the merging."""
+    first = bindings[0]
+    todo = dict.fromkeys(name for other in bindings[1:]
+                         for name, _ in first.items() ^ other.items())
+    for name in compress(first, map(not_, map(_KEPT, first.values()))):  # kept: None / False
+        v = first[name]
+        if name not in todo and not (v.kept is None and _merges_to_itself(v)):
+            todo[name] = None
+    return todo
+
+
 def _merges_to_itself(v: Var) -> bool:
     """Whether `merge` of `v` with itself (every path kept the same binding) gives back its
     values: its status, note, feeding spans and export flag as the merge would write them."""
     kept = v.kept
     if kept is None:
         kept = v.kept = (v.status == "set" and v.note == "" or v.status == "maybe" and isinstance(
-            v.note, str)) and type(v.fed_by) is tuple and len(set(v.fed_by)) == len(v.fed_by) \
+            v.note, str)) and type(v.fed_by) is tuple and (
+                len(v.fed_by) <= 1 or len(set(v.fed_by)) == len(v.fed_by)) \
             and type(v.exported) is bool
     return kept
 
@@ -328,18 +351,7 @@ class Interpreter:
         if len(alive) == 1:
             return alive[0][0]
         base = alive[0][0].copy()
-        names = set()
-        for s, _ in alive:
-            names.update(s.vars)
-        # the bindings every path left alone (the same Var: set-like items compare by identity)
-        untouched = set(alive[0][0].vars.items())
-        for s, _ in alive[1:]:
-            untouched.intersection_update(s.vars.items())
-        kept = {name for name, v in untouched
-                if v.kept or v.kept is None and _merges_to_itself(v)}
-        for name in names:
-            if name in kept:
-                continue  # bound before the branches and left alone by all (`base` holds it)
+        for name in _names_to_merge([s.vars for s, _ in alive]):  # `base` holds the others
             have = [(s.vars.get(name), lab) for s, lab in alive]
             present = [(v, lab) for v, lab in have if v is not None]
             first = present[0][0]
@@ -913,11 +925,14 @@ class Interpreter:
             return
         v = st.vars.get(name)
         nounset = "nounset" in st.options
-        if v is not None and v.env and nounset and name in self.assumed:
-            state, note = "unset", ""  # VL101 says the scenario assumed it
-        elif v is not None:
-            state = "environment" if v.env else ("set" if v.status == "set" else "maybe")
+        if v is not None:
             note = v.note
+            if not v.env:
+                state = "set" if v.status == "set" else "maybe"
+            elif nounset and name in self.assumed:
+                state, note = "unset", ""  # VL101 says the scenario assumed it
+            else:
+                state = "environment"
         elif is_environment(name, self.known_env):
             state, note = "environment", ""
         elif st.taint:
@@ -1211,9 +1226,15 @@ class Interpreter:
         """A word as one string (assignment values, case subjects): no word splitting. The hot
         callers (assignment values, `${X:-word}` operands) pass their flags positionally: a
         keyword argument costs a call about a thousand CPU instructions more."""
+        pieces = w.pieces
+        if len(pieces) == 1 and pieces[0].kind == "literal" and not (
+                assignment and pieces[0].quoted == "none" and "~" in pieces[0].value):
+            # `X=value`, `${X:-value}`: half the words here, the text as it stands
+            parts = (_literal_part(pieces[0]),)
+            return (parts, ()) if acc_fed else parts
         own = [] if acc is None else acc
         parts: list[Part] = []
-        for p in w.pieces:
+        for p in pieces:
             if p.kind == "literal":
                 val = (_literal_part(p),)
                 if assignment and p.quoted == "none" and "~" in p.value:
@@ -1246,30 +1267,85 @@ class Interpreter:
 
     def expand_words(self, w: Word, st: State, array: str | None) -> list[Field]:
         pieces = w.pieces
-        acc: list = []
-        first = None  # the expansion of a lone `"$X"` when expanding it again would repeat it
-        if len(pieces) == 1:
+        if len(pieces) == 1 and pieces[0].kind == "literal":
             p = pieces[0]
-            if p.kind == "literal":
-                if p.quoted == "none" and "{" in p.text:
-                    words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
-                    if words is None:
-                        return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
-                                      w.span, array=array, passthrough=f"{_short(w.text)} "
-                                                                       "brace-expands to many words")]
-                    if len(words) > 1:
-                        return [Field([Part(x)], w.span, array=array) for x in words]
-                if "~" not in p.value:
-                    # the common case: one literal word, nothing to expand or split
-                    return [Field([_literal_part(p)], w.span, array)]
-            elif p.kind == "variable" and p.quoted == "double":
-                first = self.var_parts(p, st, acc, True)
+            if "{" in p.text and p.quoted == "none":
+                words = braces.expand(p.text)  # `k={a,b}`: bash makes two words of it
+                if words is None:
+                    return [Field([Part(unknown(f"{_short(w.text)}: brace expansion"))],
+                                  w.span, array=array, passthrough=f"{_short(w.text)} "
+                                                                   "brace-expands to many words")]
+                if len(words) > 1:
+                    return [Field([Part(x)], w.span, array=array) for x in words]
+            if "~" not in p.value:
+                # the common case: one literal word, nothing to expand or split
+                return [Field([_literal_part(p)], w.span, array)]
+        acc: list = []
+        first = None  # the expansion of the word's one non-literal piece, made already
+        out = None
+        last = pieces[-1] if pieces else None
+        if last is not None and last.kind == "variable" and (len(pieces) == 1 or len(
+                pieces) == 2 and pieces[0].kind == "literal" and "~" not in pieces[0].value):
+            # `$X`, `"$X"`, `k=$X`, `k="$X"`: six words in seven with an expansion. Expanded
+            # here, where most make the one word `_one_field` sees; the others go through the
+            # loop of `split_pieces` with this expansion (`first`)
+            first = self.var_parts(last, st, acc, last.quoted == "double")
+            if len(pieces) == 1 and last.quoted == "double":
                 if first[0] == "fields":
                     return first[1]
-                if _assigns(p):
-                    # the loop below expands it again, as it always has: `"${X:=d}"` then
-                    # reads the X it set (and the word is fed by that assignment)
+                if _assigns(last):
+                    # the loop expands it again, as it always has: `"${X:=d}"` then reads
+                    # the X it set (and the word is fed by that assignment)
                     first = None
+            if first is not None:
+                one = self._one_field(last, first, st)
+                if one is not None:
+                    parts, many = one
+                    if len(pieces) == 2:
+                        out = [Field([_literal_part(pieces[0]), *(parts or ())], w.span, None,
+                                     (), (), many)]
+                    else:  # an unquoted `$X` of no text makes no word
+                        out = [Field(list(parts), w.span, None, (), (), many)] \
+                            if parts is not None else []
+        if out is None:
+            out = self.split_pieces(w, st, acc, first)
+        if not acc:
+            if array is not None:
+                for f in out:
+                    if f.array is None:
+                        f.array = array
+            return out
+        fed = _feeding(acc)
+        names = (acc[0][0],) if len(acc) == 1 and acc[0][0] else \
+            tuple(dict.fromkeys(n for n, _ in acc if n))
+        for f in out:
+            if f.span is w.span:
+                f.fed_by = fed
+                f.variables = names
+            if array is not None and f.array is None:
+                f.array = array
+        return out
+
+    def _one_field(self, p: Piece, expanded, st: State):
+        """(parts, passthrough) that the expansion `p` adds to its word as `split_pieces`
+        would read it, when it splits nothing (quoted, or one known text with no blanks;
+        parts None: an unquoted empty text, which adds nothing), else None."""
+        kind, val = expanded
+        if kind == "fields":
+            return None
+        if p.quoted != "none" or kind == "quoted":
+            return val, None
+        value = parts_value(val)
+        if len(val) == 1 and isinstance(value, str) and self.ifs_split(st) is _IFS_SPLIT \
+                and not _IFS_SPLIT.search(value):
+            return ((val, _globbed("noglob" not in st.options, value, p.text)) if value
+                    else (None, None))
+        return None
+
+    def split_pieces(self, w: Word, st: State, acc: list, first) -> list[Field]:
+        """The argv words of `w`: quote removal, word splitting of unquoted expansions, "$@".
+        `first`: the expansion of its one non-literal piece when `expand_words` made it."""
+        pieces = w.pieces
         out: list[Field] = []
         cur: list[Part] | None = None  # None: no field started
         # why `cur` may stand for any number of words: an element only known at run time, or
@@ -1386,21 +1462,6 @@ class Interpreter:
                 else:
                     add(seg)
         finish()
-        if not acc:
-            if array is not None:
-                for f in out:
-                    if f.array is None:
-                        f.array = array
-            return out
-        fed = _feeding(acc)
-        names = (acc[0][0],) if len(acc) == 1 and acc[0][0] else \
-            tuple(dict.fromkeys(n for n, _ in acc if n))
-        for f in out:
-            if f.span is w.span:
-                f.fed_by = fed
-                f.variables = names
-            if array is not None and f.array is None:
-                f.array = array
         return out
 
 
@@ -1572,7 +1633,7 @@ def _assigns(p: Piece) -> bool:
 def _globbed(globs: bool, text: str, what: str) -> str | None:
     """Why the unquoted expansion `what`, giving `text`, may be any number of words: bash
     matches a pattern in it against file names (when `globs`: no `set -f`). Not a closure
-    inside `expand_words`: making one costs every word with an expansion ≈ 1,000 instructions."""
+    inside `split_pieces`: making one costs every word with an expansion ≈ 1,000 instructions."""
     if globs and _GLOB.search(text):
         return f"unquoted {_short(what)} gives `{_short(text)}`, which bash matches " \
                "against file names"

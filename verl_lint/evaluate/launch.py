@@ -48,10 +48,18 @@ def is_verl_script(path: str) -> bool:
 
 
 def detect_launch(fields: list[Field], cmd: Command, span_fn: SpanFn) -> Launch | None:
-    vals = [parts_value(f.parts) if f.passthrough is None else None for f in fields]  # f.value
-    # the known text before the first Unknown of each word: `--nnodes=$N` is still an option
-    leads = [v if isinstance(v, str) else _lead(f)[0] if f.passthrough is None else ""
-             for v, f in zip(vals, fields)]
+    # each word's value (f.value; None for a passthrough) and the known text before its first
+    # Unknown (`--nnodes=$N` is still an option), in one pass: a launch has hundreds of words
+    vals: list = []
+    leads: list[str] = []
+    for f in fields:
+        if f.passthrough is not None:
+            vals.append(None)
+            leads.append("")
+            continue
+        v = parts_value(f.parts)
+        vals.append(v)
+        leads.append(v if isinstance(v, str) else _lead(f)[0])
     i, launcher = _unwrap(vals, leads)
     if i is None:
         return None
@@ -254,19 +262,20 @@ def _arguments(launch: Launch, fields: list[Field], vals: list, leads: list[str]
     overrides = launch.overrides
     while k < n:
         f = fields[k]
+        lead = leads[k]
         if f.passthrough is not None:
             launch.passthrough.append(Passthrough(span=f.span, reason=f.passthrough,
                                                  position=len(overrides)))
-        elif leads[k].startswith("-"):  # tested first, alone: the hundreds of overrides are not
-            k = _option(launch, fields, vals, leads[k], k)
+        elif lead.startswith("-"):  # tested first, alone: the hundreds of overrides are not
+            k = _option(launch, fields, vals, lead, k)
             continue
-        elif "=" not in leads[k] and isinstance(vals[k], Unknown) and _lead(f)[1]:
+        elif "=" not in lead and isinstance(vals[k], Unknown) and _lead(f)[1]:
             # an Unknown part follows the lead: `vals[k]` is that first Unknown part
             launch.passthrough.append(Passthrough(
                 span=f.span, reason=f"override key only known at run time: {vals[k].reason}",
                 position=len(overrides)))
         else:
-            overrides.append(_override(f, vals[k], leads[k], span_fn))
+            overrides.append(_override(f, vals[k], lead, span_fn))
         k += 1
 
 
@@ -310,35 +319,43 @@ def _lead(f: Field) -> tuple[str, bool]:
 
 
 def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Override:
+    # the lines of an override word (hundreds a launch) are counted: each bytecode of them
+    # costs all of verl's scripts about a million CPU instructions
     eq = lead.find("=")
-    key_text = lead if eq < 0 else lead[:eq]
-    first = key_text[:1]
-    prefix = ("++" if key_text.startswith("++") else "+") if first == "+" else \
-        "~" if first == "~" else ""
-    key = key_text[len(prefix):]
-    value = None
-    if eq >= 0:
-        value = text[eq + 1:] if isinstance(text, str) else text
-    key_span, value_span = _spans(f, len(prefix), len(key_text), eq, isinstance(value, str),
-                                  span_fn)
+    if eq < 0:  # `~key`
+        key_text, value, value_known = lead, None, False
+    else:
+        key_text = lead[:eq]
+        value_known = type(text) is str
+        value = text[eq + 1:] if value_known else text
+    if key_text[:1] in "+~":  # or the key is empty
+        prefix = "~" if key_text[:1] == "~" else "++" if key_text.startswith("++") else \
+            "+" if key_text else ""
+        key = key_text[len(prefix):]
+    else:  # most overrides: no prefix to take off
+        prefix, key = "", key_text
+    key_span, value_span = _spans(f, len(prefix), len(key_text), eq, value_known, span_fn)
     # Override(prefix=, key=, value=, text=, span=, key_span=, value_span=, array=, fed_by=,
     #          variables=)
     return _new_override(prefix, key, value, text, f.span, key_span, value_span, f.array,
                          f.fed_by, f.variables)
 
 
+_NO_PART = Part("")  # the head of a word of no parts (`"${E:-}"`): not script text
+
+
 def _spans(f: Field, a: int, b: int, eq: int, value_known: bool, span_fn: SpanFn):
     """(key_span, value_span) of an override word: the key's characters [a, b) where they sit
     in the script (else the word's span), and where the value starts after the `=` at `eq`
     (-1: none) when the value is known and the rest of the word is script text (else None)."""
-    span = f.span
     parts = f.parts
-    head = parts[0] if parts else None
-    src = head.src if head is not None else None
+    head = parts[0] if parts else _NO_PART
+    src = head.src
+    text = head.value
+    span = f.span
     end = b + (eq >= 0)  # the key and its `=` (eq == b when there is one)
-    text = head.value if src is not None else None
-    if type(text) is str and len(text) >= end and text.isascii() and span.start <= src \
-            and src + end <= span.end:
+    if src is not None and type(text) is str and len(text) >= end and text.isascii() and \
+            span.start <= src and src + end <= span.end:
         # most overrides: the key and its `=` sit verbatim in the word's first part (`k=v`,
         # `k=$V`), where the walks of `_walked_spans` stop, with the same ranges
         value_span = None
