@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -95,24 +96,31 @@ def test_a_cold_lint_imports_no_pydantic_yaml_or_hydra(tmp_path):
     """Linting without the result cache (the verl caches warm, as after a first run) loads
     the knowledge base's rules in their plain form: no pydantic (≈ 40 ms of every start), and
     neither PyYAML nor Hydra for the bundled configs."""
-    import os
-    import subprocess
-    import sys
-
     script = tmp_path / "run.sh"
     script.write_text(_LAUNCH)
-    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("VERL_LINT_NO_CACHE", None)
-    probe = ("import sys; from verl_lint.cli import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('LOADED', sorted({m.split('.')[0] for m in sys.modules}"
-             " & {'pydantic', 'yaml', 'hydra', 'omegaconf'}), file=sys.stderr)")
-    runs = [subprocess.run([sys.executable, "-c", probe, "check", "--no-cache", "--format",
-                            "concise", str(script)], capture_output=True, text=True, env=env)
+    runs = [_check_loading(tmp_path / "cache", {"pydantic", "yaml", "hydra", "omegaconf"},
+                           "--no-cache", "--format", "concise", str(script))
             for _ in range(2)]
     assert "VL201" in runs[1].stdout, runs[1].stdout + runs[1].stderr  # it did lint
     assert runs[0].stdout == runs[1].stdout
     assert "LOADED []" in runs[1].stderr, runs[1].stderr
+
+
+def _check_loading(cache: Path, modules: set[str], *args: str):
+    """`verl-lint check *args` in a new process with `cache` as its cache folder; its stderr
+    ends with `LOADED [...]`: which of `modules` (or their packages) it imported."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(cache))
+    env.pop("VERL_LINT_NO_CACHE", None)
+    probe = ("import sys; from verl_lint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print('LOADED', sorted({{m for m in sys.modules if m in {modules!r} or "
+             f"m.split('.')[0] in {modules!r}}}), file=sys.stderr)")
+    return subprocess.run([sys.executable, "-c", probe, "check", *args], capture_output=True,
+                          text=True, env=env)
 
 
 def test_enum_index_gives_the_first_entry_naming_a_key():
@@ -271,25 +279,15 @@ def test_a_cold_lint_loads_neither_openssl_tempfile_nor_the_fixer(tmp_path):
     a deletion fix: the digests are BLAKE2's (`verl_lint.digest`: no `hashlib`, which loads
     OpenSSL), entries are written without `tempfile`, and the deletion is widened without
     importing `verl_lint.fixes` — ≈ 8 ms of imports in all, on the serial start of every run."""
-    import os
     import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
 
     script = Path(__file__).parent.parent / "fixtures/rules/VL204/bad_grad_offload_never_read_091.sh"
-    env = dict(os.environ, VERL_LINT_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("VERL_LINT_NO_CACHE", None)
-    probe = ("import sys; from verl_lint.cli import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('LOADED', sorted(set(sys.modules) & {'hashlib', '_hashlib', 'tempfile',"
-             " 'verl_lint.fixes', 'difflib'}), file=sys.stderr)")
-    check = [sys.executable, "-c", probe, "check", "--verl-version", "0.9.1", "--format",
-             "json", str(script)]
-    subprocess.run(check, capture_output=True, env=env)  # the verl and code caches filled
+    modules = {"hashlib", "_hashlib", "tempfile", "verl_lint.fixes", "difflib"}
+    args = ("--verl-version", "0.9.1", "--format", "json", str(script))
+    _check_loading(tmp_path / "cache", modules, *args)  # the verl and code caches filled
     for results in (tmp_path / "cache").glob("*/results"):
         shutil.rmtree(results)
-    run = subprocess.run(check, capture_output=True, text=True, env=env)
+    run = _check_loading(tmp_path / "cache", modules, *args)
     assert '"VL204"' in run.stdout and '"edits"' in run.stdout, run.stdout + run.stderr
     assert list((tmp_path / "cache").glob("*/results/*")), "the entry was stored"
     assert "LOADED []" in run.stderr, run.stderr
