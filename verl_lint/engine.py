@@ -445,7 +445,8 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
         tasks = [(p, settings_for(p), display(p)) for p in paths]
         reports: list = [None] * len(tasks)
         if cache is not None and not looked_up:
-            reports = _look_up(cache, tasks, forks=jobs != 1 and _can_fork(len(tasks)))
+            reports = cache.look_up(tasks, defer=jobs != 1 and _can_fork(len(tasks)))
+            reports += [_ASK] * (len(tasks) - len(reports))
             for r in reports:
                 if r is not None and r is not _ASK:
                     cache.answered(r, hit=True)
@@ -486,26 +487,13 @@ class _Ask:
         self.cache = cache
 
 
-_ASK = object()  # `_look_up`: this file's lookup is left to the process that lints it
+_ASK = object()  # `ResultCache.look_up` stopped before it: asked by the process linting it
 
 
 def _can_fork(files: int) -> bool:
     from verl_lint import workers
 
     return workers.available() and files > AUTO_JOBS_MIN_FILES + COLD_AFTER
-
-
-def _look_up(cache: "ResultCache", tasks: list, *, forks: bool) -> list:
-    """Each task's stored report, or None. When the run forks workers and its first
-    `COLD_AFTER` files all missed, the rest are `_ASK`: looked up by the process that gets them
-    (each lookup reads and hashes the file, ≈ 60 µs: on the serial start, ≈ 2 % of a cold run's
-    wall time over verl's scripts)."""
-    reports: list = []
-    for t in tasks:
-        if forks and len(reports) == COLD_AFTER and not any(reports):  # a cold run
-            return reports + [_ASK] * (len(tasks) - len(reports))
-        reports.append(cache.load(*t))
-    return reports
 
 
 def _answer(task: tuple) -> tuple[FileReport, bool]:
@@ -520,14 +508,11 @@ def _answer(task: tuple) -> tuple[FileReport, bool]:
 
 
 def _lint_chunk(tasks: list) -> list[tuple[FileReport, bool]]:
-    return [_answer(t) for t in tasks]
-
-
-def _lint_chunk_to_send(tasks: list) -> list[tuple[FileReport, bool]]:
-    """`_lint_chunk` for `workers.lint_chunks`: a report leaves out the script the task
-    brought (this process read it to look it up, and puts it back: `_lint_parallel`), which
-    was nine tenths of the bytes a worker pickled and sent (≈ 7 KB a file)."""
-    answered = _lint_chunk(tasks)
+    """`_answer` for each task of a chunk (`workers.lint_chunks`): a report leaves out the
+    script the task brought (this process read it to look it up, and puts it back:
+    `_lint_parallel`), which was nine tenths of the bytes a worker pickled and sent (≈ 7 KB a
+    file)."""
+    answered = [_answer(t) for t in tasks]
     for task, (report, _) in zip(tasks, answered):
         if task[3] is not None and report.source is task[3]:
             report.source = None
@@ -558,7 +543,7 @@ def _lint_parallel(tasks: list, jobs: int,
                 report.source = rest[i][3]
             answers[i] = report, hit
 
-    workers.lint_chunks(chunks, jobs, _lint_chunk_to_send, chunk_done)
+    workers.lint_chunks(chunks, jobs, _lint_chunk, chunk_done)
     for task, answer in zip(rest, answers):  # in the files' order, as linted in one process
         done(task, *answer)
     return len(tasks)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from verl_lint.digest import blake2b, hexdigest
 from verl_lint.verl import cache as disk
@@ -243,6 +243,19 @@ class ResultCache:
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
                           source=source, json_entry=json_entry, json_texts=json_texts)
+
+    def look_up(self, files: "Iterable[tuple[Path, Settings, str]]", *,
+                defer: bool) -> list["FileReport | None"]:
+        """`load` of each (path, settings, display) in order. With `defer` (a run that forks
+        workers), a run whose first `COLD_AFTER` files all missed is cold: the lookup stops
+        there, and the rest are left to the processes that lint them (each lookup reads and
+        hashes a file, ≈ 60 µs on the serial start); the list is then shorter than `files`."""
+        found: list["FileReport | None"] = []
+        for path, settings, display in files:
+            if defer and len(found) == COLD_AFTER and not any(found):
+                break
+            found.append(self.load(path, settings, display))
+        return found
 
     def _miss(self, path: Path, source: "SourceText",
               writer: "EntryWriter | None" = None) -> None:

@@ -279,11 +279,8 @@ def _lint_ok(targets: Sequence[Target], settings_for, jobs: int | None, results)
     # that lint them (unless a pinned device must be asked of each file before linting)
     defer = results is not None and jobs != 1 and len(disk) > COLD_AFTER and \
         not any(_pins_device(settings_for(t.path)) for t in disk)
-    stored: list = []
-    for t in disk:
-        if defer and len(stored) == COLD_AFTER and not any(stored):
-            break
-        stored.append(results.load(t.path, settings_for(t.path), t.display) if results else None)
+    stored: list = results.look_up(((t.path, settings_for(t.path), t.display) for t in disk),
+                                   defer=defer) if results else [None] * len(disk)
     unasked = disk[len(stored):]
     todo = [t for t, r in zip(disk, stored) if r is None]
     # a script that never tests the pinned device is not linted: asked of what the cache missed
