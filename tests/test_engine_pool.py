@@ -7,6 +7,7 @@ no process is left behind."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -217,6 +218,45 @@ def test_a_worker_that_dies_leaves_its_files_to_the_parent(tmp_path, linted_by, 
     assert [r.diagnostics for r in reports] == \
         [r.diagnostics for r in lint_paths(paths, lambda p: Settings(), jobs=1)]
     assert reports[3].error == "parent"  # the chunk the worker died in, linted again here
+    _no_child_left()
+
+
+class _KilledTakingItsSecondChunk(type(workers._CLAIMS)):
+    """The shared counters, read by a worker that is killed (SIGKILL: no clean-up runs) while
+    it holds the lock, taking its second chunk."""
+
+    taken = 0
+
+    def unpack_from(self, buffer, offset=0):
+        if os.getpid() != PARENT:
+            type(self).taken += 1
+            if self.taken == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().unpack_from(buffer, offset)
+
+
+def test_a_worker_killed_while_taking_a_chunk_does_not_stop_the_others(tmp_path, linted_by,
+                                                                       monkeypatch):
+    paths = []
+    for i in range(40):
+        p = tmp_path / f"s{i:02}.sh"
+        p.write_text(f"#!/bin/bash\nbad_{i}\n")
+        paths.append(p)
+    monkeypatch.setattr(workers, "_CLAIMS", _KilledTakingItsSecondChunk(workers._CLAIMS.format))
+
+    def stuck(*_):
+        raise AssertionError("the parent waits for ever for the lock the dead worker held")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)
+    try:
+        reports = lint_paths(paths, lambda p: Settings(), jobs=2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert [r.path for r in reports] == [str(p) for p in paths]
+    assert [r.diagnostics for r in reports] == \
+        [r.diagnostics for r in lint_paths(paths, lambda p: Settings(), jobs=1)]
     _no_child_left()
 
 

@@ -34,20 +34,23 @@ def available() -> bool:
 
 
 class _Claims:
-    """Which chunks are still to take, in memory the forked workers share; a pipe holding one
-    byte is the lock (taking the byte is taking the lock), shared by the fork too."""
+    """Which chunks are still to take, in a small file the forked workers map too, locked with
+    a POSIX record lock: the system releases it when its holder dies, so a worker killed while
+    taking a chunk (out of memory) cannot leave the others waiting for ever."""
 
     def __init__(self, count: int) -> None:
+        import fcntl
         import mmap
 
-        self._memory = mmap.mmap(-1, _CLAIMS.size)  # anonymous: shared with forked children
+        self._fcntl = fcntl  # not at the top: there is no fcntl where there is no fork
+        self._fd = _anonymous_file()
+        os.ftruncate(self._fd, _CLAIMS.size)
+        self._memory = mmap.mmap(self._fd, _CLAIMS.size)  # shared: forked children see writes
         _CLAIMS.pack_into(self._memory, 0, 0, count)
-        self._lock = os.pipe()
-        os.write(self._lock[1], b".")
 
     def take(self, *, from_back: bool) -> int | None:
         """The index of the chunk taken, or None when all are taken."""
-        os.read(self._lock[0], 1)
+        self._fcntl.lockf(self._fd, self._fcntl.LOCK_EX)
         try:
             front, back = _CLAIMS.unpack_from(self._memory)
             if front >= back:
@@ -61,12 +64,21 @@ class _Claims:
             _CLAIMS.pack_into(self._memory, 0, front, back)
             return taken
         finally:
-            os.write(self._lock[1], b".")
+            self._fcntl.lockf(self._fd, self._fcntl.LOCK_UN)
 
     def close(self) -> None:
-        for fd in self._lock:
-            os.close(fd)
         self._memory.close()
+        os.close(self._fd)
+
+
+def _anonymous_file() -> int:
+    """A file descriptor of a file with no name (memory on Linux, a deleted temporary file
+    elsewhere)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("verl-lint-claims", os.MFD_CLOEXEC)
+    import tempfile
+
+    return os.dup(tempfile.TemporaryFile().fileno())
 
 
 def lint_chunks(chunks: Sequence[list], jobs: int, lint_chunk: Callable[[list], list],
