@@ -289,16 +289,18 @@ def test_a_swallowed_timeout_is_raised_again():
     from verl_lint import engine
 
     swallowed = []
+    ran_out = []  # the loop ended by itself: no second alarm came (no bound on wall time: load)
     started = time.monotonic()
     with engine.file_budget(0.2) as budget:
-        while time.monotonic() - started < 5:
+        while time.monotonic() - started < 30:
             try:
                 sum(range(1000))
             except engine.LintTimeout:
                 if swallowed:
                     raise
                 swallowed.append(1)  # the first one lost, as in a gc callback
-    assert budget.expired and swallowed and time.monotonic() - started < 1.5
+        ran_out.append(1)
+    assert budget.expired and swallowed and not ran_out
 
 
 def test_an_alarm_in_a_gc_callback_is_raised_after_it_returns(monkeypatch):
