@@ -1,5 +1,6 @@
-"""The shortcuts of session 9 in the verl analysis and its rules find what the plain computation
-finds (the plain one is written out here as the oracle)."""
+"""What is answered from the composed config tree and its disk-cached derivations (VL412's keys
+ending in a name, the did-you-mean index) is what the plain computation finds (written out
+here as the oracle)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Shortcuts of session 8 (issue 17) against the plain computation they replace."""
+"""Shortcuts in the verl analysis and the rules that read it (copy-on-write config trees, key
+prefilters, the trie of override paths) against the plain computation they replace."""
 
 from __future__ import annotations
 
