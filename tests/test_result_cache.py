@@ -5,6 +5,7 @@ the size bound, concurrent runs and a corrupt entry behave; `--watch` re-lints o
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -129,6 +130,60 @@ def test_each_process_stores_what_it_linted(cache_dir, scripts, tmp_path, monkey
     assert warm.hits == len(files) and warm.stored == 0
 
 
+def _files_behind(names: list[Path]) -> dict[tuple[int, int], int]:
+    """The files the entries' names lead to: {(device, inode): names leading to it}."""
+    behind: dict[tuple[int, int], int] = {}
+    for name in names:
+        st = name.stat()
+        behind[st.st_dev, st.st_ino] = behind.get((st.st_dev, st.st_ino), 0) + 1
+    return behind
+
+
+def test_a_run_writes_one_pack_per_process_named_under_every_entry(cache_dir, scripts):
+    files = sorted(scripts.rglob("*.sh"))
+    filling = result_cache.ResultCache()
+    lint_paths(files, SettingsResolver(), cache=filling, jobs=2)
+    stored = entries()
+    assert filling.stored == len(stored) == storable(scripts)
+    # the parent's and the worker's: a worker does not write the entries its parent had
+    # stored before the fork (the first file), and no temporary file is left
+    packs = {(n.stat().st_dev, n.stat().st_ino): n for n in stored}
+    assert len(packs) == 2
+    assert {len(pickle.loads(n.read_bytes())) for n in packs.values()} == \
+        set(_files_behind(stored).values())  # each pack holds only the entries named by it
+    assert not list((disk.cache_root() / result_cache.NAMESPACE).glob(".tmp-*"))
+    warm = result_cache.ResultCache()
+    lint_paths(files, SettingsResolver(), cache=warm, jobs=1)
+    assert warm.hits == len(files) and warm.stored == 0
+
+
+def test_an_edit_replaces_one_name_and_leaves_the_rest_of_its_pack(cache_dir, scripts):
+    files = sorted(scripts.glob("*.sh"))
+    lint_paths(files, SettingsResolver(), cache=result_cache.ResultCache(), jobs=1)
+    [(_, count)] = _files_behind(entries()).items()
+    files[0].write_bytes(files[0].read_bytes() + b"echo edited\n")
+    lint_paths(files, SettingsResolver(), cache=result_cache.ResultCache(), jobs=1)
+    assert sorted(_files_behind(entries()).values()) == [1, count - 1]
+    warm = result_cache.ResultCache()
+    lint_paths(files, SettingsResolver(), cache=warm, jobs=1)
+    assert warm.hits == len(files)
+
+
+def test_without_hard_links_each_entry_is_a_file_of_its_own(cache_dir, scripts, monkeypatch):
+    files = sorted(scripts.glob("*.sh"))
+
+    def no_links(*_):
+        raise PermissionError(1, "Operation not permitted")  # FAT, some network shares
+
+    monkeypatch.setattr(os, "link", no_links)
+    expected = [r.diagnostics for r in lint_paths(files, SettingsResolver())]
+    lint_paths(files, SettingsResolver(), cache=result_cache.ResultCache(), jobs=1)
+    assert set(_files_behind(entries()).values()) == {1}
+    warm = result_cache.ResultCache()
+    assert [r.diagnostics for r in lint_paths(files, SettingsResolver(), cache=warm)] == expected
+    assert warm.hits == len(files)
+
+
 def test_a_report_judged_against_another_verl_is_not_stored(cache_dir, scripts):
     target = sorted(scripts.glob("*.sh"))[0]
     settings_for = SettingsResolver()
@@ -138,8 +193,12 @@ def test_a_report_judged_against_another_verl_is_not_stored(cache_dir, scripts):
     [report] = lint_paths([target], settings_for)
     assert report.version is not None and report.depends_on is not None
     other = writer._replace(choice=replace(report.version, version="0.0.1"))
-    assert not other.store(report) and not entries() and report.json_entry is None
-    assert writer.store(report) and len(entries()) == 1 and report.json_entry is not None
+    assert not other.store(report) and report.json_entry is None
+    cache.write()
+    assert not entries()
+    assert writer.store(report) and report.json_entry is not None
+    cache.write()
+    assert len(entries()) == 1
 
 
 def test_fix_modes_are_unchanged_by_a_warm_cache(cache_dir, scripts, tmp_path):
@@ -392,7 +451,7 @@ def test_jobs_default_uses_a_pool_only_for_many_files(scripts, monkeypatch):
     pools = []
     real = engine._lint_parallel
     monkeypatch.setattr(engine, "_lint_parallel",
-                        lambda tasks, jobs, done: pools.append(jobs) or real(tasks, jobs, done))
+                        lambda tasks, jobs, *rest: pools.append(jobs) or real(tasks, jobs, *rest))
     few = files[:engine.AUTO_JOBS_MIN_FILES]
     assert [r.diagnostics for r in lint_paths(few, SettingsResolver(), jobs=None)] == \
         serial[:len(few)]

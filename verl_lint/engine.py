@@ -464,7 +464,7 @@ def lint_paths(paths: Sequence[Path], settings_for: Callable[[Path], Settings], 
             if cache is not None:
                 cache.answered(report, hit=hit)
 
-        finished = _lint_parallel(todo, jobs, done) if jobs > 1 and len(todo) > 1 else 0
+        finished = _lint_parallel(todo, jobs, done, cache) if jobs > 1 and len(todo) > 1 else 0
         for t in todo[finished:]:  # all of them where processes cannot be forked
             done(t, *_answer(t))
         if cache is not None:
@@ -519,11 +519,12 @@ def _lint_chunk(tasks: list) -> list[tuple[FileReport, bool]]:
     return answered
 
 
-def _lint_parallel(tasks: list, jobs: int,
-                   done: Callable[[tuple, FileReport, bool], None]) -> int:
+def _lint_parallel(tasks: list, jobs: int, done: Callable[[tuple, FileReport, bool], None],
+                   cache: "ResultCache | None") -> int:
     """Lint `tasks` in `jobs` processes (`verl_lint.workers`), calling `done(task, report,
     from the cache)` in order; returns how many tasks were reported: none where processes
-    cannot be forked (the caller lints them)."""
+    cannot be forked (the caller lints them). Each worker writes the `cache` entries it
+    stored before it ends."""
     from verl_lint import workers
 
     if not workers.available():
@@ -543,7 +544,8 @@ def _lint_parallel(tasks: list, jobs: int,
                 report.source = rest[i][3]
             answers[i] = report, hit
 
-    workers.lint_chunks(chunks, jobs, _lint_chunk, chunk_done)
+    workers.lint_chunks(chunks, jobs, _lint_chunk, chunk_done,
+                        None if cache is None else cache.write)
     for task, answer in zip(rest, answers):  # in the files' order, as linted in one process
         done(task, *answer)
     return len(tasks)

@@ -1,8 +1,10 @@
 """The result cache: a re-run over unchanged files prints what the last run found (as ruff's).
 
-One entry per linted file and configuration, stored through `verl_lint.verl.cache` (atomic
-writes, so concurrent runs are safe: a reader sees an old entry, a new one or none) under
-`<cache dir>/<version>/results/`. The entry's *slot* is named by everything a file's findings
+One entry per linted file and configuration, under `<cache dir>/<version>/results/`. The
+entries a process stores in a run are written as one pack file, named under each entry's name
+by a hard link (`verl_lint.verl.cache.store_pack`: one new file per process instead of one per
+script); names are replaced atomically, so concurrent runs are safe: a reader sees an old
+entry, a new one or none. The entry's *slot* is named by everything a file's findings
 depend on besides its bytes — the path it is shown as and its absolute path, the resolved
 settings (with the contents of `extend-rules` folders), verl-lint's own code and bundled data
 (`code_stamp`) and the verl the launches are judged against (`verl_key`). The entry holds the
@@ -19,6 +21,7 @@ next time.
 from __future__ import annotations
 
 import os
+import pickle
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
@@ -41,6 +44,7 @@ COLD_AFTER = 8  # a run whose first files all missed is cold: `engine.lint_paths
 # paths of the workspace that rules looked at while linting the current file (`consulted`)
 _CONSULTED: contextvars.ContextVar[list[str]] = contextvars.ContextVar("consulted")
 MAX_ENTRIES = 20_000  # ≈ 40 MB at the ≈ 2 KB an entry of a verl script takes
+PACK_ENTRIES = 128  # per pack file: a run answering one file reads its pack whole (≤ ≈ 1 MB)
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -180,6 +184,9 @@ class ResultCache:
         self.hits = 0
         self.stored = 0
         self._pruned_at = 0  # `stored` when the cache was last pruned
+        self._packs: dict = {}  # read by this run (`disk.load_packed`)
+        self._unwritten: dict[str, bytes] = {}  # entries stored by this process, not yet written
+        self._unwritten_by = os.getpid()  # a forked worker starts with none of its parent's
 
     def _choice(self, settings: "Settings", source: "SourceText",
                 display: str) -> "VersionChoice":
@@ -234,11 +241,11 @@ class ResultCache:
         except Exception:  # noqa: BLE001
             return self._miss(path, source)
         slot = self._slot(path, display, settings, choice)
-        found = disk.load(NAMESPACE, slot)
+        found = disk.load_packed(NAMESPACE, slot, self._packs)
         # an entry is made from bytes that were linted: equal bytes need no check that they
         # are a script (valid UTF-8, no NUL)
         if found is disk.MISS or found[0] != hexdigest(data) or _probe(found[3]) != found[4]:
-            return self._miss(path, source, EntryWriter(slot, choice))
+            return self._miss(path, source, EntryWriter(slot, choice, self))
         _, diagnostics, error, _, _, json_entry, json_texts = found
         # the verl it was judged against is `choice`: the slot is named by it
         return FileReport(path=display, diagnostics=diagnostics, version=choice, error=error,
@@ -279,9 +286,26 @@ class ResultCache:
         elif report.json_entry is not None:
             self.stored += 1
 
+    def keep(self, slot: str, value: tuple) -> None:
+        """Store an entry: with the others this process stores, written as one pack
+        (`disk.store_pack`) every `PACK_ENTRIES` and by `write`."""
+        if self._unwritten_by != os.getpid():  # the parent's are the parent's to write
+            self._unwritten, self._unwritten_by = {}, os.getpid()
+        self._unwritten[slot] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(self._unwritten) >= PACK_ENTRIES:
+            self.write()
+
+    def write(self) -> None:
+        """Write the entries this process stored and has not written yet (a worker calls it
+        before it ends, the run in `finish`)."""
+        if self._unwritten and self._unwritten_by == os.getpid():
+            disk.store_pack(NAMESPACE, self._unwritten)
+        self._unwritten = {}
+
     def finish(self) -> None:
-        """Keep the cache bounded: only entries written since the last call can have grown it
-        (a streamed run calls this once per batch of files)."""
+        """Write this process's entries, and keep the cache bounded: only entries written since
+        the last call can have grown it (a streamed run calls this once per batch of files)."""
+        self.write()
         if self.stored > self._pruned_at:
             self._pruned_at = self.stored
             prune(MAX_ENTRIES)
@@ -298,10 +322,12 @@ class Pending(NamedTuple):
 class EntryWriter(NamedTuple):
     """Where one file's result is stored: the slot `ResultCache.load` looked it up in, named by
     the verl `choice` it made. Sent with the file to the process that lints it, so that each
-    worker stores its own share (rendering and writing an entry costs ≈ 0.4 ms per file)."""
+    worker stores its own share (rendering an entry costs ≈ 0.1 ms per file), written as the
+    worker's pack before it ends."""
 
     slot: str
     choice: "VersionChoice | None"
+    cache: ResultCache  # the run's, in the process that lints the file (a worker's copy there)
 
     def store(self, report: "FileReport") -> bool:
         """Store `report` (with the `json` format's texts, which it then carries: this run's
@@ -316,9 +342,9 @@ class EntryWriter(NamedTuple):
         from verl_lint.report.json import diagnostic_texts, file_text
 
         report.json_entry, report.json_texts = file_text(report), diagnostic_texts(report)
-        disk.store(NAMESPACE, self.slot,  # bounded by `ResultCache.finish`, to MAX_ENTRIES
-                   (hexdigest(report.source.data), report.diagnostics, report.error, deps,
-                    _probe(deps), report.json_entry, report.json_texts), bounded=False)
+        self.cache.keep(self.slot, (hexdigest(report.source.data), report.diagnostics,
+                                    report.error, deps, _probe(deps), report.json_entry,
+                                    report.json_texts))
         return True
 
 

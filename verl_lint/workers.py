@@ -82,15 +82,17 @@ def _anonymous_file() -> int:
 
 
 def lint_chunks(chunks: Sequence[list], jobs: int, lint_chunk: Callable[[list], list],
-                done: Callable[[int, list], None]) -> None:
+                done: Callable[[int, list], None],
+                worker_end: Callable[[], None] | None = None) -> None:
     """`lint_chunk` every chunk in up to `jobs` processes, calling `done(index, reports)` for
-    each chunk in order as the reports come in."""
+    each chunk in order as the reports come in; each worker calls `worker_end()` once it has
+    sent its last chunk."""
     claims = _Claims(len(chunks))
     workers: dict[int, int] = {}  # a worker's pipe (read end) -> its pid
     pids: list[int] = []  # every worker forked, reaped at the end
     try:
         for _ in range(min(jobs - 1, len(chunks) - 1)):
-            pid, pipe = _fork(claims, chunks, lint_chunk, workers)
+            pid, pipe = _fork(claims, chunks, lint_chunk, workers, worker_end)
             if pid is None:
                 break  # no more processes: the ones forked and this one share the chunks
             pids.append(pid)
@@ -126,7 +128,8 @@ def lint_chunks(chunks: Sequence[list], jobs: int, lint_chunk: Callable[[list], 
 
 
 def _fork(claims: _Claims, chunks: Sequence[list], lint_chunk: Callable[[list], list],
-          workers: dict[int, int]) -> tuple[int | None, int]:
+          workers: dict[int, int], worker_end: Callable[[], None] | None
+          ) -> tuple[int | None, int]:
     read, write = os.pipe()
     try:
         pid = os.fork()
@@ -138,7 +141,7 @@ def _fork(claims: _Claims, chunks: Sequence[list], lint_chunk: Callable[[list], 
         os.close(read)
         for pipe in workers:  # its siblings' pipes: theirs to close
             os.close(pipe)
-        _work(claims, chunks, lint_chunk, write)
+        _work(claims, chunks, lint_chunk, write, worker_end)
     os.close(write)
     _widen(read)
     os.set_blocking(read, False)
@@ -146,7 +149,7 @@ def _fork(claims: _Claims, chunks: Sequence[list], lint_chunk: Callable[[list], 
 
 
 def _work(claims: _Claims, chunks: Sequence[list], lint_chunk: Callable[[list], list],
-          pipe: int) -> None:
+          pipe: int, worker_end: Callable[[], None] | None) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to answer
@@ -155,6 +158,8 @@ def _work(claims: _Claims, chunks: Sequence[list], lint_chunk: Callable[[list], 
             data = memoryview(_FRAME.pack(len(message)) + message)
             while data:
                 data = data[os.write(pipe, data):]
+        if worker_end is not None:
+            worker_end()
         code = 0
     except BaseException:  # noqa: BLE001 - the parent lints what this worker did not send
         if os.environ.get("VERL_LINT_DEBUG", "") not in ("", "0"):

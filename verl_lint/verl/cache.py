@@ -4,6 +4,7 @@ Layout: `<user cache dir>/verl-lint/<verl-lint version>/<namespace>/<digest of k
 Writes go to a temporary file in the same directory and are moved into place with
 `os.replace`, which is atomic: readers see the old file, the new one, or none — never half.
 Two processes computing the same entry both write the same content; the last rename wins.
+The result cache writes many entries as one file linked under each name (`store_pack`).
 `VERL_LINT_CACHE_DIR` overrides the location; `VERL_LINT_NO_CACHE=1` disables the disk cache.
 """
 
@@ -69,31 +70,115 @@ def store(namespace: str, key: str, value: Any, *, bounded: bool = True) -> None
     if file is None:
         return
     folder = os.path.dirname(file)
-    data = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        try:
-            fd, tmp = _new_temporary(folder)
-        except FileNotFoundError:  # the namespace's first entry, or a cleaned cache
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = _new_temporary(folder)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(tmp, file)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        _write_in_place_of(file, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
         if bounded:
             _bound(folder)
     except OSError:
         pass  # a read-only or full cache dir only costs speed
+
+
+def _write_in_place_of(file: str, data: bytes) -> None:
+    """Write `data` to a new temporary file beside `file`, then move it over `file`."""
+    tmp = _write_temporary(os.path.dirname(file), data)
+    try:
+        os.replace(tmp, file)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _write_temporary(folder: str, data: bytes) -> str:
+    """A new file in `folder` (made if missing) holding `data`; its name."""
+    try:
+        fd, tmp = _new_temporary(folder)
+    except FileNotFoundError:  # the namespace's first entry, or a cleaned cache
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = _new_temporary(folder)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
+
+
+def store_pack(namespace: str, entries: dict[str, bytes]) -> None:
+    """Keep many entries (key -> the pickled value) as one file, named under every key by a
+    hard link: making a file costs this file system ≈ 0.15–0.3 ms (its inode), a link a tenth
+    of it, and the cold run of 182 scripts stores 182 entries. An entry's name now leads to
+    the file of its pack, replaced as a whole (never written in place); the file goes when its
+    last name does. Where there are no hard links (FAT, some network shares), each entry is a
+    file of its own. Read with `load_packed`."""
+    names = [(key, _file(namespace, key)) for key in entries]
+    if not names or names[0][1] is None:
+        return
+    try:
+        pack = _write_temporary(os.path.dirname(names[0][1]),
+                                pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        return  # a read-only or full cache dir only costs speed
+    try:
+        for key, file in names:
+            try:
+                _link(pack, file)
+            except OSError:
+                _write_in_place_of(file, pickle.dumps({key: entries[key]},
+                                                      protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        pass
+    finally:
+        _unlink(pack)
+
+
+def _link(pack: str, file: str) -> None:
+    """Name `pack` `file` too, in place of what `file` was (for a moment, a reader finds no
+    entry there: a miss)."""
+    try:
+        os.link(pack, file)
+    except FileExistsError:
+        _unlink(file)
+        try:
+            os.link(pack, file)
+        except FileExistsError:  # another run stored it at the same moment: as good as ours
+            pass
+
+
+def load_packed(namespace: str, key: str, packs: dict) -> Any:
+    """The value `store_pack` stored under `key`, or `MISS`; `packs` keeps the packs read so
+    far (a run reads each once however many of its entries it needs)."""
+    path = _file(namespace, key)
+    if path is None:
+        return _MISS
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            st = os.fstat(fd)
+            # a pack is never changed in place: its inode, size and time name its contents
+            ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            pack = packs.get(ident)
+            if pack is None:
+                pack = pickle.loads(os.read(fd, st.st_size + 1))
+                packs[ident] = pack if isinstance(pack, dict) else {}
+        finally:
+            os.close(fd)
+        data = packs[ident].get(key)
+        return _MISS if data is None else pickle.loads(data)
+    except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError,
+            KeyError, IndexError):
+        return _MISS
 
 
 _temporaries = 0  # made by this process: with its pid, the next one's name
