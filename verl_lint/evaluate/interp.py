@@ -20,7 +20,8 @@ from verl_lint.evaluate.model import (
     VarUse,
 )
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, BarePart, Field, Part, capped, join_values, parts_value,
+    unknown,
 )
 from verl_lint.records import positional
 from verl_lint.shell import braces, patterns
@@ -1660,9 +1661,11 @@ def _blank(parts) -> bool:
 def _literal_part(p: Piece) -> Part:
     """A literal piece's text, with where it sits in the script when it is there verbatim
     (unquoted and unescaped, or the inside of single quotes)."""
-    src = p.span.start if p.text == p.value else (
+    part = BarePart()
+    part.value = p.value
+    part.src = p.span.start if p.text == p.value else (
         p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-    return Part(p.value, src)
+    return part
 
 
 def _assign_state(st: State, other: State) -> None:
