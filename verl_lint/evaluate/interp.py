@@ -20,7 +20,8 @@ from verl_lint.evaluate.model import (
     VarUse,
 )
 from verl_lint.evaluate.values import (
-    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, Field, Part, capped, join_values, parts_value, unknown,
+    MAX_ELEMENTS, MAX_VALUE, TOO_LONG, BarePart, Field, Part, capped, join_values, parts_value,
+    unknown,
 )
 from verl_lint.records import positional
 from verl_lint.shell import braces, patterns
@@ -630,7 +631,8 @@ class Interpreter:
                                  exported=exported, fed_by=(a.span,))
             return
         if a.array is not None:
-            elems = [f for w in a.array.elements for f in self.expand_fields(w, st, a.name)]
+            expand = self.word_expander(st)
+            elems = [f for w in a.array.elements for f in expand(w, st, a.name)]
             if keyed:  # `([0]=a [1]=b)`: the values, in the order written
                 elems = [_without_subscript(f) for f in elems]
             if a.append and old is not None:
@@ -755,8 +757,9 @@ class Interpreter:
         for a in c.prefix:
             self.assign(a, st, prefix_env)
         fields: list[Field] = []
+        expand = self.word_expander(st)
         for w in c.words:
-            fields.extend(self.expand_fields(w, st))
+            fields.extend(expand(w, st, None))
         for r in c.redirects:
             if r.target is not None:
                 self.expand_fields(r.target, st)
@@ -1249,6 +1252,14 @@ class Interpreter:
             return tuple(parts), _feeding(own) if own else ()
         return tuple(parts)
 
+    def word_expander(self, st: State):
+        """`expand_fields`, or for the words of a command or array under no `nullglob` or
+        `failglob` (nearly all), the `expand_words` it would only pass on to (a call less a
+        word: a launch has hundreds)."""
+        opts = st.options
+        return self.expand_fields if "nullglob" in opts or "failglob" in opts else \
+            self.expand_words
+
     def expand_fields(self, w: Word, st: State, array: str | None = None) -> list[Field]:
         """A word as argv words: quote removal, word splitting of unquoted expansions, "$@"."""
         out = self.expand_words(w, st, array)
@@ -1650,9 +1661,11 @@ def _blank(parts) -> bool:
 def _literal_part(p: Piece) -> Part:
     """A literal piece's text, with where it sits in the script when it is there verbatim
     (unquoted and unescaped, or the inside of single quotes)."""
-    src = p.span.start if p.text == p.value else (
+    part = BarePart()
+    part.value = p.value
+    part.src = p.span.start if p.text == p.value else (
         p.span.start + 1 if p.quoted == "single" and p.text[1:-1] == p.value else None)
-    return Part(p.value, src)
+    return part
 
 
 def _assign_state(st: State, other: State) -> None:

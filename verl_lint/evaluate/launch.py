@@ -30,7 +30,68 @@ _HYDRA_FLAGS_WITH_ARG = frozenset({"--cfg", "-c", "--package", "-p", "--experime
 _CONFIG_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
 
 SpanFn = Callable[[int, int], "Span | None"]
-_new_override = positional(Override)  # one an override word: see `positional`
+_new_override = positional(Override)  # by position: see `positional`
+_OVERRIDE_FIELDS = tuple(Override.__dataclass_fields__)
+_new = object.__new__
+_KEY_SPAN, _VALUE_SPAN = Override.key_span, Override.value_span  # the record's own slots
+
+
+class _ReadOverride(Override):
+    """An Override as a launch's reading makes it, its `key_span` and `value_span` worked out
+    (by `_spans`) when first read: a launch has hundreds of override words, and their two
+    spans (two Span objects and the walk of `_spans`, ≈ 5,000 instructions a word) are read
+    for the few words a diagnostic or a fix points at. Until then the key span's slot holds
+    `_spans`'s arguments (a tuple: no Span is one). Pickled and copied as the Override."""
+
+    def _span_pair(self) -> tuple[Span, Span | None]:
+        key_span, value_span = _spans(*_KEY_SPAN.__get__(self))
+        _KEY_SPAN.__set__(self, key_span)
+        _VALUE_SPAN.__set__(self, value_span)
+        return key_span, value_span
+
+    @property
+    def key_span(self) -> Span:
+        span = _KEY_SPAN.__get__(self)
+        return self._span_pair()[0] if type(span) is tuple else span
+
+    @key_span.setter
+    def key_span(self, span: Span) -> None:
+        _KEY_SPAN.__set__(self, span)
+
+    @property
+    def value_span(self) -> Span | None:
+        if type(_KEY_SPAN.__get__(self)) is tuple:
+            return self._span_pair()[1]
+        return _VALUE_SPAN.__get__(self)
+
+    @value_span.setter
+    def value_span(self, span: Span | None) -> None:
+        _VALUE_SPAN.__set__(self, span)
+
+    def __reduce__(self):
+        return _plain_override, tuple(getattr(self, name) for name in _OVERRIDE_FIELDS)
+
+
+def _plain_override(*values) -> Override:
+    """The Override of these field values, in field order (a `_ReadOverride` pickled)."""
+    return _new_override(*values)
+
+
+def _new_read_override(prefix: str, key: str, value, text, f: Field,
+                       spans_from: tuple) -> _ReadOverride:
+    """Every field of the Override by position (see `positional`), the spans still to work
+    out from `spans_from`."""
+    ov = _new(_ReadOverride)
+    ov.prefix = prefix
+    ov.key = key
+    ov.value = value
+    ov.text = text
+    ov.span = f.span
+    _KEY_SPAN.__set__(ov, spans_from)
+    ov.array = f.array
+    ov.fed_by = f.fed_by
+    ov.variables = f.variables
+    return ov
 
 
 def _base(v) -> str | None:
@@ -334,11 +395,8 @@ def _override(f: Field, text: "str | Unknown", lead: str, span_fn: SpanFn) -> Ov
         key = key_text[len(prefix):]
     else:  # most overrides: no prefix to take off
         prefix, key = "", key_text
-    key_span, value_span = _spans(f, len(prefix), len(key_text), eq, value_known, span_fn)
-    # Override(prefix=, key=, value=, text=, span=, key_span=, value_span=, array=, fed_by=,
-    #          variables=)
-    return _new_override(prefix, key, value, text, f.span, key_span, value_span, f.array,
-                         f.fed_by, f.variables)
+    return _new_read_override(prefix, key, value, text, f,
+                              (f, len(prefix), len(key_text), eq, value_known, span_fn))
 
 
 _NO_PART = Part("")  # the head of a word of no parts (`"${E:-}"`): not script text

@@ -528,34 +528,36 @@ class _Builder:
         return _set_options(*fields, tuple(enable), tuple(disable), ws)
 
     def s_variable_assignment(self, node, ctx: _Ctx, bg: bool) -> list:
-        return [self.assignment(node, ctx, background=bg)]
+        return [self.assignment(node, ctx, bg)]
 
     def s_variable_assignments(self, node, ctx: _Ctx, bg: bool) -> list:
         out = []
         for ch in node.children:
             if ch.type == "variable_assignment":
-                out.append(self.assignment(ch, ctx, background=bg))
+                out.append(self.assignment(ch, ctx, bg))
             elif ch.type == "comment":
                 self.comment(ch)
         return out
 
-    def assignment(self, node, ctx: _Ctx, *, command_prefix: bool = False,
-                   declared_by=None, flags=(), background: bool = False,
-                   end: int | None = None) -> Assignment:
-        """`end`: where the value really ends, when tree-sitter cut it short (`_glued`)."""
+    def assignment(self, node, ctx: _Ctx, background: bool = False, end: int | None = None, *,
+                   command_prefix: bool = False, declared_by=None, flags=()) -> Assignment:
+        """`end`: where the value really ends, when tree-sitter cut it short (`_glued`).
+        `background` and `end` are positional: a keyword argument costs a call ≈ 700
+        instructions more, and nearly every statement of a script is an assignment."""
         data = self.data
-        name_node = node.child_by_field_id(self.name_field) or node.children[0]
+        name_node = vn = node.child_by_field_id(self.name_field) or node.children[0]
         index = None
         if name_node.type == "subscript":
             vn = name_node.child_by_field_name("name") or name_node.children[0]
-            name, name_span = self.text(vn), self.nspan(vn)
             lb = data.find(b"[", vn.end_byte, name_node.end_byte)
             rb = data.rfind(b"]", lb, name_node.end_byte)
             if lb >= 0 and rb > lb:
                 index = self.lexer.word(lb + 1, rb)
-        else:
-            name, name_span = self.text(name_node), self.nspan(name_node)
-        k = name_node.end_byte
+        # the name's text and span as `text` and `nspan` make them, without their two calls
+        a, b = vn.start_byte, vn.end_byte
+        name = self.ascii_text[a:b] if self.ascii_text is not None else _dec(data[a:b])
+        name_span = self.span(a, b)
+        k = b if vn is name_node else name_node.end_byte
         append = data[k:k + 2] == b"+="
         vstart = k + (2 if append else 1)
         value = array = None
@@ -564,7 +566,7 @@ class _Builder:
             array = self.array(vnode)
         else:
             value = self.lexer.word(vstart, max(vstart, end or node.end_byte))
-        return _assignment(*self.node_fields(node, ctx, background, end=end), name, name_span,
+        return _assignment(*self.node_fields(node, ctx, background, None, end), name, name_span,
                            index, append, value, array, declared_by, tuple(flags),
                            command_prefix)
 
