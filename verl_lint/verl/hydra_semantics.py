@@ -660,18 +660,19 @@ def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
     the key split at its dots, when the caller has split it already."""
     if parts is None:
         parts = tuple(p.key.split("."))
-    if p.prefix == "~":
+    prefix, value = p.prefix, p.value  # (a NamedTuple's field is a descriptor call: read once)
+    if prefix == "~":
         current = hydra_select(tree.root, parts)
         if current is None:
             raise HydraReject("delete", f"Could not delete from config. '{p.key}' does not exist.")
         if current is ABSENT:
             raise Unmodeled(p.key)
-        if p.has_value and p.value is not None:
-            if is_opaque(p.value) or is_opaque(current):
+        if p.has_value and value is not None:
+            if is_opaque(value) or is_opaque(current):
                 raise Unmodeled(p.key)  # compared with a value nobody knows
-            if p.value != current:
+            if value != current:
                 raise HydraReject("delete", f"Could not delete from config. The value of "
-                                  f"'{p.key}' is {current} and not {p.value}.")
+                                  f"'{p.key}' is {current} and not {value}.")
         owner = lookup(tree.root, parts[:-1])
         if isinstance(owner, list):  # Hydra's `del node['0']`: a ListConfig wants an int
             raise HydraReject("type", f"an item of list '{'.'.join(parts[:-1])}' cannot be "
@@ -680,19 +681,19 @@ def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
             raise Unmodeled(p.key)  # the parent is reached through an interpolation
         tree.delete(parts)
         return False
-    if p.prefix == "+":
+    if prefix == "+":
         current = hydra_select(tree.root, parts)
         if current is ABSENT or is_opaque(current) or (current is not None and
-                                                       is_opaque(p.value)):
+                                                       is_opaque(value)):
             raise Unmodeled(p.key)  # an Unknown may be null, or a dict to merge
-        if current is not None and not isinstance(p.value, (dict, list)):
+        if current is not None and not isinstance(value, (dict, list)):
             raise HydraReject("append", f"Could not append to config. An item is already at "
                               f"'{p.key}'.")
-    how, parent = check_update(tree, parts, p.value, force_add=p.prefix in ("+", "++"))
+    how, parent = check_update(tree, parts, value, prefix in ("+", "++"))
     if how == "merge":
-        tree.merge(parts, p.value, struct=p.prefix == "")
+        tree.merge(parts, value, struct=prefix == "")
     else:
-        tree.set_in(parent, parts, p.value)
+        tree.set_in(parent, parts, value)
     return how != "add"
 
 
