@@ -556,7 +556,7 @@ class _Analyzer:
 
     def _group_elsewhere(self, ov: Override, p: hs.Parsed) -> bool:
         """`model_engine=megatron` on a release without that config group."""
-        if "." in p.key or isinstance(p.value, (dict, list)):
+        if "." in p.key or isinstance(p.value, hs.CONTAINERS):
             return False
         have = [v for v in SUPPORTED_VERSIONS
                 if p.key in data.release_meta(v)["groups"].get(self.entry.config_dir, {})]
