@@ -44,3 +44,17 @@ def test_check_update_walks_like_the_step_by_step_walk(key, value, force_add):
     parts = tuple(key.split("."))
     assert _outcome(_TREE, parts, value, force_add) == \
         _outcome(_StepOnly(_TREE), parts, value, force_add)
+
+
+_ENTRY_PATHS = [*_PATHS, "a.b", "a", "i.d", "i.d.1", "u", "u.v", "a.x", "lst.0", "nope"]
+
+
+@pytest.mark.parametrize("key", _ENTRY_PATHS)
+def test_descend_walks_like_the_general_walk(key):
+    """`_Entries._descend`'s subscript walk finds what the general walk (through inherited
+    dicts and Unknowns, `_descend_from` the root) finds, absent keys included."""
+    from verl_lint.verl.effective_build import _Entries
+
+    entries = _Entries(_TREE, {})
+    parts = tuple(key.split("."))
+    assert entries._descend(parts) == entries._descend_from(entries.root, parts, 0)

@@ -407,7 +407,13 @@ class _Entries(Mapping):
     def _descend(self, parts: Path) -> tuple[Any, Path] | None:
         """(the node at `parts`, where it lives), through inherited dicts; None when absent."""
         node: Any = self.root
-        for i, k in enumerate(parts):  # the common case, inline: every step a dict
+        try:  # the common case, by subscripts alone: existing dicts all the way (else raises)
+            for k in parts:
+                node = node[k]
+            return node, parts
+        except (KeyError, TypeError):
+            node = self.root
+        for i, k in enumerate(parts):
             if type(node) is not dict:
                 return self._descend_from(node, parts, i)
             node = node.get(k, _UNSEEN)
