@@ -58,3 +58,18 @@ def test_descend_walks_like_the_general_walk(key):
     entries = _Entries(_TREE, {})
     parts = tuple(key.split("."))
     assert entries._descend(parts) == entries._descend_from(entries.root, parts, 0)
+
+
+@pytest.mark.parametrize("key", _ENTRY_PATHS)
+def test_follow_walks_like_the_step_by_step_walk(key):
+    """`follow`'s subscript walk gives what the step-by-step walk (through interpolations,
+    lists and Unknowns) gives."""
+    parts = tuple(key.split("."))
+
+    def followed(root):
+        try:
+            return hs.follow(root, parts)
+        except (hs.Unresolvable, hs.HydraReject) as exc:
+            return type(exc).__name__, str(exc)
+
+    assert followed(_TREE) == followed(_StepOnly(_TREE))

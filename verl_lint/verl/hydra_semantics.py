@@ -369,6 +369,15 @@ def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple
     Unknown the script set, the value is that Unknown, at the path where it was set."""
     if depth > 16:
         raise Unresolvable("interpolation loop")
+    node = root
+    try:  # the common path, by subscripts alone: existing dicts all the way (else raises)
+        for k in path:
+            node = node[k]
+    except (KeyError, TypeError):
+        pass
+    else:
+        if not is_interp(node):
+            return node, path
     node, here = root, ()
     for i, k in enumerate(path):
         if isinstance(node, dict):  # inline fast path of `child`
