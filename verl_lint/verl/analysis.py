@@ -313,7 +313,8 @@ class _Analyzer:
             if parsed is None:
                 continue
             key = parsed.key
-            if key == "hydra" or key.startswith(("hydra.", "hydra/")):
+            # (a slice, not `startswith`: a method call per override)
+            if key[:5] == "hydra" and key[5:6] in ("", ".", "/"):
                 continue  # Hydra's own settings (run dir, logging): not verl's config
             if key in group_names and not isinstance(parsed.value, dict):
                 groups.append((ov, parsed))
@@ -352,13 +353,17 @@ class _Analyzer:
             base=base, missing=missing)
 
     def _parse(self, ov: Override) -> hs.Parsed | None:
-        word = _word(ov)
+        word = ov.text
+        if isinstance(word, Unknown):  # (`_word`, without a call for the word most overrides are)
+            word = _word(ov)
         if word is None:  # value unknown: parse the key alone, the value stays Unknown
             p = hs.parse(f"{ov.prefix}{ov.key}=0")
             if p.error is None:
                 p = hs.Parsed(prefix=p.prefix, key=p.key, package=p.package, value=ov.value)
         else:
             p = hs.parse(word)
+            if p.error is None and p.key and not p.sweep:
+                return p  # the common word: a key, a value Hydra reads alone
         if p.error is None and not p.key:
             p = hs.Parsed(prefix=p.prefix, key="", error="the override has no key")
         if p.error is not None:
@@ -438,7 +443,10 @@ class _Analyzer:
     # -- value overrides ----------------------------------------------------------------------
 
     def _apply(self, state: hs.Tree, origins: dict, seq: int, ov: Override, p: hs.Parsed) -> None:
-        parts = key_path(p.key)
+        # the fields by one unpacking: each `p.field` of a NamedTuple is a descriptor call, and
+        # this runs for every override of every launch (≈ 11,000 over verl's scripts)
+        prefix, key, _, value, _, _, _ = p
+        parts = key_path(key)
         try:
             existed = hs.apply(state, p, parts)  # Unmodeled when the verdict depends on an Unknown
         except hs.HydraReject as rej:
@@ -446,15 +454,15 @@ class _Analyzer:
             return
         except hs.Unmodeled:
             existed = hs.lookup(state.root, parts) is not hs.ABSENT  # (the tree is unchanged)
-            if p.prefix != "~":
+            if prefix != "~":
                 try:
-                    state.set(parts, p.value)
+                    state.set(parts, value)
                 except (TypeError, ValueError, IndexError, KeyError):
                     return
-        if p.prefix != "~":
+        if prefix != "~":
             origins[parts] = (seq, ov)
-            self.applied.append(_applied(ov, p.key, p.prefix, p.value, existed))
-            if not existed and p.prefix in ("+", "++"):
+            self.applied.append(_applied(ov, key, prefix, value, existed))
+            if not existed and prefix in ("+", "++"):
                 self._check_fields(state, ov, p, parts)
         else:
             self._deleted = True
@@ -548,7 +556,7 @@ class _Analyzer:
 
     def _group_elsewhere(self, ov: Override, p: hs.Parsed) -> bool:
         """`model_engine=megatron` on a release without that config group."""
-        if "." in p.key or isinstance(p.value, (dict, list)):
+        if "." in p.key or isinstance(p.value, hs.CONTAINERS):
             return False
         have = [v for v in SUPPORTED_VERSIONS
                 if p.key in data.release_meta(v)["groups"].get(self.entry.config_dir, {})]

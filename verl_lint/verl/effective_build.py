@@ -66,7 +66,7 @@ class _Shared:
         while stack:
             node, loc = stack.pop()
             for k, v in (node.items() if type(node) is dict else enumerate(node)):
-                if isinstance(v, (dict, list)):
+                if isinstance(v, hs.CONTAINERS):
                     stack.append((v, loc + (str(k),)))
                 elif isinstance(v, str) and "${" in v:
                     words.update(_WORD.findall(v))
@@ -134,7 +134,7 @@ def _plain(v: Any) -> bool:
     """A leaf of the listing that no interpolation enters or passes through differently: not
     a container or interpolation, or a list of such values."""
     if type(v) is list:
-        return all(not isinstance(x, (dict, list)) and
+        return all(not isinstance(x, hs.CONTAINERS) and
                    not (isinstance(x, str) and "${" in x) for x in v)
     return not isinstance(v, dict) and not (isinstance(v, str) and "${" in v)
 
@@ -209,7 +209,7 @@ def _leads_nowhere(root: dict, loc: Path, v: Any) -> bool:
         target = hs.interpolation_target(root, loc, v)
     except (hs.Unresolvable, hs.HydraReject):
         return True
-    return not isinstance(target.value, (dict, list))
+    return not isinstance(target.value, hs.CONTAINERS)
 
 
 def _listed_changes(shared: _Shared, added: list[tuple[Path, Any]],
@@ -407,7 +407,13 @@ class _Entries(Mapping):
     def _descend(self, parts: Path) -> tuple[Any, Path] | None:
         """(the node at `parts`, where it lives), through inherited dicts; None when absent."""
         node: Any = self.root
-        for i, k in enumerate(parts):  # the common case, inline: every step a dict
+        try:  # the common case, by subscripts alone: existing dicts all the way (else raises)
+            for k in parts:
+                node = node[k]
+            return node, parts
+        except (KeyError, TypeError):
+            node = self.root
+        for i, k in enumerate(parts):
             if type(node) is not dict:
                 return self._descend_from(node, parts, i)
             node = node.get(k, _UNSEEN)

@@ -271,12 +271,17 @@ def _plain(value: Any) -> Any:
 
 # --- trees ----------------------------------------------------------------------------------------
 
+# isinstance's types as one constant: written `(dict, list)` in a call, the tuple is built anew
+# at every call, on paths that run for every override
+CONTAINERS = (dict, list)
+
+
 def is_interp(v: Any) -> bool:
     return isinstance(v, str) and "${" in v
 
 
 def is_container(v: Any) -> bool:
-    return isinstance(v, (dict, list))
+    return isinstance(v, CONTAINERS)
 
 
 def is_opaque(v: Any) -> bool:
@@ -364,6 +369,15 @@ def follow(root: Any, path: tuple[str, ...], depth: int = 0) -> tuple[Any, tuple
     Unknown the script set, the value is that Unknown, at the path where it was set."""
     if depth > 16:
         raise Unresolvable("interpolation loop")
+    node = root
+    try:  # the common path, by subscripts alone: existing dicts all the way (else raises)
+        for k in path:
+            node = node[k]
+    except (KeyError, TypeError):
+        pass
+    else:
+        if not is_interp(node):
+            return node, path
     node, here = root, ()
     for i, k in enumerate(path):
         if isinstance(node, dict):  # inline fast path of `child`
@@ -539,7 +553,7 @@ class Tree:
             parent[kk] = nxt
             parent = nxt
         last: Any = int(parts[-1]) if isinstance(parent, list) else parts[-1]
-        parent[last] = _fresh(value, owned) if isinstance(value, (dict, list)) else value
+        parent[last] = _fresh(value, owned) if isinstance(value, CONTAINERS) else value
 
     def set_in(self, parent: Any, parts: tuple[str, ...], value: Any) -> None:
         """`set`, given the container at `parts[:-1]` (or None): a dict the tree owns already
@@ -547,7 +561,7 @@ class Tree:
         owned one are owned: a shared node is never written, so it holds none). Most
         overrides of a launch land in a dict an earlier one copied."""
         if type(parent) is dict and id(parent) in self._owned and \
-                not isinstance(value, (dict, list)):
+                not isinstance(value, CONTAINERS):
             parent[parts[-1]] = value
         else:
             self.set(parts, value)
@@ -595,7 +609,7 @@ def _merge_into(dest: Any, src: Any, struct: bool, at: tuple[str, ...], owned: s
             _merge_into(mine, v, struct, at + (k,), owned)
         elif isinstance(cur, list) and isinstance(v, list):
             dest[k] = [_fresh(x, owned) for x in v]
-        elif isinstance(cur, (dict, list)) and isinstance(v, (dict, list)):
+        elif isinstance(cur, CONTAINERS) and isinstance(v, CONTAINERS):
             raise HydraReject("type", f"cannot merge into `{'.'.join(at + (k,))}`", at + (k,))
         else:
             dest[k] = _fresh(v, owned)
@@ -609,22 +623,30 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any,
     existing value replaced) or ("add", parent) (the key was not there: `lookup` finds no
     value at `parts`); `parent` is the container at `parts[:-1]`, None when that is missing."""
     node: Any = tree.root
-    for i, k in enumerate(parts[:-1]):
-        nxt = node.get(k, ABSENT) if type(node) is dict else child(node, k)
-        if type(nxt) is dict:  # the common step: on into an existing dict
+    try:  # the common walk, by subscripts alone: existing dicts all the way (any other raises)
+        for k in parts[:-1]:
+            node = node[k]
+    except (KeyError, TypeError):
+        node = None
+    if type(node) is not dict:  # a key missing on the way, a list, a value: step by step
+        node = tree.root
+        for i, k in enumerate(parts[:-1]):
+            nxt = node.get(k, ABSENT) if type(node) is dict else child(node, k)
+            if type(nxt) is dict:  # on into an existing dict
+                node = nxt
+                continue
+            if not is_container(nxt):
+                if force_add and not (nxt is ABSENT and isinstance(node, list)):
+                    return "add", None  # intermediates become {} and the rest is created
+                # (a list does not grow: an index past its end fails even with '++')
+                if is_opaque(nxt):
+                    raise Unmodeled(".".join(parts))  # an Unknown might hold the rest
+                if nxt is ABSENT or isinstance(node, list):
+                    raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
+                # an existing value is replaced by an empty struct dict, where the next key fails
+                raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct",
+                                  parts[:i + 2])
             node = nxt
-            continue
-        if not is_container(nxt):
-            if force_add and not (nxt is ABSENT and isinstance(node, list)):
-                return "add", None  # intermediates become {} and the rest is created
-            # (a list does not grow: an index past its end fails even with '++')
-            if is_opaque(nxt):
-                raise Unmodeled(".".join(parts))  # an Unknown might hold the rest
-            if nxt is ABSENT or isinstance(node, list):
-                raise HydraReject("missing", f"Key '{k}' is not in struct", parts[:i + 1])
-            # an existing value is replaced by an empty struct dict, where the next key fails
-            raise HydraReject("missing", f"Key '{parts[i + 1]}' is not in struct", parts[:i + 2])
-        node = nxt
     last = parts[-1]
     if type(node) is dict:  # `child`, inline: the parent of nearly every key is a dict
         cur = node.get(last, ABSENT)
@@ -632,7 +654,7 @@ def check_update(tree: Tree, parts: tuple[str, ...], value: Any,
         raise HydraReject("type", f"index '{last}' is not an int", parts)
     else:
         cur = child(node, last)
-    if isinstance(value, (dict, list)):
+    if isinstance(value, CONTAINERS):
         if is_opaque(cur):
             raise Unmodeled(".".join(parts))  # merged into, or replacing, an Unknown
         if is_container(cur):
@@ -660,18 +682,19 @@ def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
     the key split at its dots, when the caller has split it already."""
     if parts is None:
         parts = tuple(p.key.split("."))
-    if p.prefix == "~":
+    prefix, value = p.prefix, p.value  # (a NamedTuple's field is a descriptor call: read once)
+    if prefix == "~":
         current = hydra_select(tree.root, parts)
         if current is None:
             raise HydraReject("delete", f"Could not delete from config. '{p.key}' does not exist.")
         if current is ABSENT:
             raise Unmodeled(p.key)
-        if p.has_value and p.value is not None:
-            if is_opaque(p.value) or is_opaque(current):
+        if p.has_value and value is not None:
+            if is_opaque(value) or is_opaque(current):
                 raise Unmodeled(p.key)  # compared with a value nobody knows
-            if p.value != current:
+            if value != current:
                 raise HydraReject("delete", f"Could not delete from config. The value of "
-                                  f"'{p.key}' is {current} and not {p.value}.")
+                                  f"'{p.key}' is {current} and not {value}.")
         owner = lookup(tree.root, parts[:-1])
         if isinstance(owner, list):  # Hydra's `del node['0']`: a ListConfig wants an int
             raise HydraReject("type", f"an item of list '{'.'.join(parts[:-1])}' cannot be "
@@ -680,19 +703,19 @@ def apply(tree: Tree, p: Parsed, parts: tuple[str, ...] | None = None) -> bool:
             raise Unmodeled(p.key)  # the parent is reached through an interpolation
         tree.delete(parts)
         return False
-    if p.prefix == "+":
+    if prefix == "+":
         current = hydra_select(tree.root, parts)
         if current is ABSENT or is_opaque(current) or (current is not None and
-                                                       is_opaque(p.value)):
+                                                       is_opaque(value)):
             raise Unmodeled(p.key)  # an Unknown may be null, or a dict to merge
-        if current is not None and not isinstance(p.value, (dict, list)):
+        if current is not None and not isinstance(value, CONTAINERS):
             raise HydraReject("append", f"Could not append to config. An item is already at "
                               f"'{p.key}'.")
-    how, parent = check_update(tree, parts, p.value, force_add=p.prefix in ("+", "++"))
+    how, parent = check_update(tree, parts, value, prefix in ("+", "++"))
     if how == "merge":
-        tree.merge(parts, p.value, struct=p.prefix == "")
+        tree.merge(parts, value, struct=prefix == "")
     else:
-        tree.set_in(parent, parts, p.value)
+        tree.set_in(parent, parts, value)
     return how != "add"
 
 
