@@ -1,4 +1,5 @@
-"""The fast paths of this round's rules/verl work give the answers of the slow ones."""
+"""The walks of a config tree by plain subscripts (`check_update`, `follow`, `_descend`) give the
+answers of the general step-by-step walks they go before."""
 
 from __future__ import annotations
 
