@@ -186,7 +186,7 @@ class ResultCache:
         self._pruned_at = 0  # `stored` when the cache was last pruned
         self._packs: dict = {}  # read by this run (`disk.load_packed`)
         self._unwritten: dict[str, bytes] = {}  # entries stored by this process, not yet written
-        self._unwritten_by = os.getpid()  # a forked worker starts with none of its parent's
+        self._unwritten_by = os.getpid()  # whose they are (`_own_unwritten`)
 
     def _choice(self, settings: "Settings", source: "SourceText",
                 display: str) -> "VersionChoice":
@@ -289,18 +289,25 @@ class ResultCache:
     def keep(self, slot: str, value: tuple) -> None:
         """Store an entry: with the others this process stores, written as one pack
         (`disk.store_pack`) every `PACK_ENTRIES` and by `write`."""
-        if self._unwritten_by != os.getpid():  # the parent's are the parent's to write
-            self._unwritten, self._unwritten_by = {}, os.getpid()
-        self._unwritten[slot] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        if len(self._unwritten) >= PACK_ENTRIES:
+        unwritten = self._own_unwritten()
+        unwritten[slot] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(unwritten) >= PACK_ENTRIES:
             self.write()
 
     def write(self) -> None:
         """Write the entries this process stored and has not written yet (a worker calls it
         before it ends, the run in `finish`)."""
-        if self._unwritten and self._unwritten_by == os.getpid():
-            disk.store_pack(NAMESPACE, self._unwritten)
+        unwritten = self._own_unwritten()
+        if unwritten:
+            disk.store_pack(NAMESPACE, unwritten)
         self._unwritten = {}
+
+    def _own_unwritten(self) -> dict[str, bytes]:
+        """The entries this process stored and has not written: a forked worker starts with
+        none (its parent's are the parent's to write)."""
+        if self._unwritten_by != os.getpid():
+            self._unwritten, self._unwritten_by = {}, os.getpid()
+        return self._unwritten
 
     def finish(self) -> None:
         """Write this process's entries, and keep the cache bounded: only entries written since

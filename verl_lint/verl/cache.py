@@ -61,9 +61,9 @@ def load(namespace: str, key: str) -> Any:
     return value if stored_key == key else _MISS
 
 
-def store(namespace: str, key: str, value: Any, *, bounded: bool = True) -> None:
-    """Keep `value` under `key`; `bounded`: the namespace is held to MAX_ENTRIES here (the
-    result cache bounds its own, larger, once a run)."""
+def store(namespace: str, key: str, value: Any) -> None:
+    """Keep `value` under `key`, the namespace held to MAX_ENTRIES (the result cache's packs,
+    `store_pack`, are bounded by the result cache itself, once a run)."""
     # os calls on strings: a cold run stores an entry per file it lints (file objects and
     # paths made a fifth of the ≈ 0.4 ms an entry cost)
     file = _file(namespace, key)
@@ -72,8 +72,7 @@ def store(namespace: str, key: str, value: Any, *, bounded: bool = True) -> None
     folder = os.path.dirname(file)
     try:
         _write_in_place_of(file, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
-        if bounded:
-            _bound(folder)
+        _bound(folder)
     except OSError:
         pass  # a read-only or full cache dir only costs speed
 
@@ -171,10 +170,10 @@ def load_packed(namespace: str, key: str, packs: dict) -> Any:
             pack = packs.get(ident)
             if pack is None:
                 pack = pickle.loads(os.read(fd, st.st_size + 1))
-                packs[ident] = pack if isinstance(pack, dict) else {}
+                pack = packs[ident] = pack if isinstance(pack, dict) else {}
         finally:
             os.close(fd)
-        data = packs[ident].get(key)
+        data = pack.get(key)
         return _MISS if data is None else pickle.loads(data)
     except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError,
             KeyError, IndexError):
