@@ -553,11 +553,8 @@ class _Builder:
             rb = data.rfind(b"]", lb, name_node.end_byte)
             if lb >= 0 and rb > lb:
                 index = self.lexer.word(lb + 1, rb)
-        # the name's text and span as `text` and `nspan` make them, without their two calls
-        a, b = vn.start_byte, vn.end_byte
-        name = self.ascii_text[a:b] if self.ascii_text is not None else _dec(data[a:b])
-        name_span = self.span(a, b)
-        k = b if vn is name_node else name_node.end_byte
+        name, name_span = self.text(vn), self.nspan(vn)
+        k = name_node.end_byte
         append = data[k:k + 2] == b"+="
         vstart = k + (2 if append else 1)
         value = array = None
