@@ -259,11 +259,10 @@ def test_general_lexer_takes_literal_runs_as_one_character_at_a_time(data, mode)
     import re
 
     from verl_lint.shell import lexer
-    from verl_lint.source import SourceText
+    from verl_lint.source import SourceText, SpanFactory
 
     def lexed():
-        src = SourceText(data)
-        return lexer.WordLexer(data, src.lazy_span).pieces(0, len(data), mode)
+        return lexer.WordLexer(data, SpanFactory(SourceText(data))).pieces(0, len(data), mode)
 
     fast = lexed()
     saved = lexer._LITERAL_RUN

@@ -96,7 +96,7 @@ def test_span_factory_gives_spans_equal_by_range_with_late_positions():
     again = spans(2, 6)
     assert again == s and hash(again) == hash(s) and spans(2, 5) != s
     assert s.positions == (2, 1, 2, 4) == src.span(2, 6).positions
-    assert src.lazy_span(2, 6) == s == src.span(2, 6)
+    assert SpanFactory(src)(2, 6) == s == src.span(2, 6)
     assert len({s, again, src.span(2, 6)}) == 1
 
 

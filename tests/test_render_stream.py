@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from verl_lint.diagnostics import Diagnostic, Edit, FileReport, Fix, Label, Severity
 from verl_lint.report import FORMATS, RenderOptions, render
-from verl_lint.source import SourceText
+from verl_lint.source import SourceText, SpanFactory
 
 LINE = "    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\\\  # 中文 comment\n"
 
@@ -28,10 +28,11 @@ def big_report(n: int, one_line: bool = False) -> FileReport:
     source = SourceText(text.encode(), "big.sh")
     width = len(line.encode())
     diagnostics = []
+    lazy = SpanFactory(source)
     for i in range(n):
         start = i * width + 4
         # lazy, as the rules make them: positions are worked out when a renderer reads them
-        span, label = source.lazy_span(start, start + 30), source.lazy_span(start + 31, start + 34)
+        span, label = lazy(start, start + 30), lazy(start + 31, start + 34)
         diagnostics.append(Diagnostic(
             code="VL201", name="unknown-override-key", severity=Severity.WARNING,
             message=f"unknown key number {i} in verl 0.9.1", span=span, path="big.sh",

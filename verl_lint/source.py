@@ -19,8 +19,8 @@ from functools import cached_property
 class Span:
     """A half-open byte range [start, end) with its 1-based line/column (columns in characters).
 
-    The parser makes ~200 spans a script and most are never shown, so a span made with
-    `SourceText.lazy_span` works out its line and column on first use. Equal spans have the
+    The parser makes ~200 spans a script and most are never shown, so a span made by a
+    `SpanFactory` works out its line and column on first use. Equal spans have the
     same range and positions.
     """
 
@@ -213,10 +213,6 @@ class SourceText:
         end_line, end_column = self.position(end)
         return Span(start=start, end=end, line=line, column=column,
                     end_line=end_line, end_column=end_column)
-
-    def lazy_span(self, start: int, end: int) -> Span:
-        """`span(start, end)` whose line and column are worked out when first read."""
-        return SpanFactory(self)(start, end)
 
     def slice(self, span: Span) -> str:
         return self.data[span.start:span.end].decode("utf-8", errors="replace")
